@@ -1,0 +1,228 @@
+"""Weights as `dense_resource` blobs, stored as numpy arrays, with a fast text path.
+
+MLIR keeps large constants out of the op text: an op refers to
+`dense_resource<handle> : tensor<...>` and the file ends with a
+`{-# dialect_resources: { builtin: { handle: "0x<alignment><hex bytes>" } } #-}`
+section. xDSL can parse and print that section, but its lexer decodes ~4 MB/s; a
+100 MB model would take half a minute. This module keeps every blob as a numpy array
+in one process-wide store and reads/writes the resource section itself:
+
+* `split_resource_section(text)` cuts the trailing `{-# ... #-}` section off a file's
+  text, decodes every builtin blob with `bytes.fromhex` into the store, and returns the
+  IR text for xDSL's parser (the handles in the IR then resolve through the store);
+* `format_resource_section(handles)` renders the section for the handles a printed
+  module uses.
+
+MLIR's blob encoding is a 4-byte little-endian alignment followed by the raw bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterable
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    StringAttr,
+    TensorType,
+)
+
+from nnx.types import numpy_dtype_of, tensor_type_of
+
+_store: dict[str, np.ndarray] = {}
+_raw: dict[str, bytes] = {}
+_counter = 0
+
+_HANDLE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
+
+
+class ResourceError(ValueError):
+    """A malformed or missing resource blob."""
+
+
+def _fresh_handle(hint: str) -> str:
+    global _counter
+    base = re.sub(r"[^A-Za-z0-9_]", "_", hint) or "blob"
+    if not base[0].isalpha() and base[0] != "_":
+        base = "w_" + base
+    while True:
+        _counter += 1
+        handle = f"{base}_{_counter}" if hint else f"blob_{_counter}"
+        if handle not in _store and handle not in _raw:
+            return handle
+
+
+def register_array(array: np.ndarray, hint: str = "") -> DenseResourceAttr:
+    """Store `array` under a fresh handle and return the attribute referring to it."""
+    array = np.ascontiguousarray(array)
+    handle = _fresh_handle(hint)
+    _store[handle] = array
+    return DenseResourceAttr.from_params(handle, tensor_type_of(array))
+
+
+def has_blob(handle: str) -> bool:
+    return handle in _store or handle in _raw
+
+
+def lookup_array(attr: DenseResourceAttr) -> np.ndarray:
+    """The numpy value of a dense_resource attribute (read-only view)."""
+    handle = attr.resource_handle.data
+    arr = _store.get(handle)
+    ttype = attr.type
+    assert isinstance(ttype, TensorType)
+    if arr is None:
+        raw = _raw.pop(handle, None)
+        if raw is None:
+            raise ResourceError(f"dense_resource<{handle}> has no blob in the file")
+        dtype = numpy_dtype_of(ttype.element_type)
+        shape = tuple(ttype.get_shape())
+        expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if len(raw) != expected:
+            raise ResourceError(
+                f"dense_resource<{handle}>: blob has {len(raw)} bytes, "
+                f"{ttype} needs {expected}"
+            )
+        arr = np.frombuffer(raw, dtype=dtype).reshape(shape)
+        _store[handle] = arr
+    return arr
+
+
+def elements_value(attr: DenseResourceAttr | DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The numpy value of a dense or dense_resource elements attribute."""
+    if isinstance(attr, DenseResourceAttr):
+        return lookup_array(attr)
+    ttype = attr.get_type()
+    assert isinstance(ttype, TensorType)
+    dtype = numpy_dtype_of(ttype.element_type)
+    shape = tuple(ttype.get_shape())
+    data = attr.get_values()
+    arr = np.asarray(data, dtype=dtype)
+    if arr.size == 1 and int(np.prod(shape, dtype=np.int64)) != 1:
+        arr = np.full(shape, arr.reshape(()), dtype=dtype)
+    return arr.reshape(shape)
+
+
+def split_resource_section(text: str) -> tuple[str, int]:
+    """Cut the `{-# ... #-}` section off `text`; load its builtin blobs.
+
+    Returns the remaining IR text (with the section replaced by blank lines so that
+    line numbers of everything before it are unchanged) and the number of blobs read.
+    """
+    start = text.rfind("{-#")
+    if start < 0:
+        return text, 0
+    end = text.find("#-}", start)
+    if end < 0:
+        raise ResourceError("unterminated '{-#' resource section")
+    section = text[start + 3 : end]
+    count = 0
+    builtin = section.find("builtin")
+    if builtin >= 0:
+        pos = builtin
+        while True:
+            colon = section.find(":", pos)
+            quote = section.find('"', pos)
+            if quote < 0:
+                break
+            key_text = section[pos:colon] if colon >= 0 else ""
+            # key is the last identifier before the colon preceding the quote
+            key_match = None
+            for key_match in _HANDLE_RE.finditer(section, pos, colon):
+                pass
+            close = section.find('"', quote + 1)
+            if key_match is None or close < 0:
+                raise ResourceError("malformed resource entry near " + key_text[:40])
+            key = key_match.group(0)
+            value = section[quote + 1 : close]
+            if not value.startswith("0x") or len(value) < 10:
+                raise ResourceError(f"resource '{key}': blob must be a hex string")
+            try:
+                raw = bytes.fromhex(value[10:])  # skip '0x' and the 4-byte alignment
+            except ValueError as e:
+                raise ResourceError(f"resource '{key}': {e}") from None
+            _raw[key] = raw
+            _store.pop(key, None)
+            count += 1
+            pos = close + 1
+    newlines = text.count("\n", start, end + 3)
+    return text[:start] + "\n" * newlines + text[end + 3 :], count
+
+
+def used_handles(module_text: str) -> list[str]:
+    """Handles referenced as dense_resource<...> in printed IR text, in order."""
+    seen: dict[str, None] = {}
+    for m in re.finditer(r"dense_resource<([^>]+)>", module_text):
+        seen.setdefault(m.group(1), None)
+    return list(seen)
+
+
+def blob_hex(handle: str) -> str:
+    arr = _store.get(handle)
+    if arr is not None:
+        data = np.ascontiguousarray(arr).tobytes()
+        align = max(arr.dtype.itemsize, 1)
+    else:
+        data = _raw[handle]
+        align = 4
+    return "0x" + struct.pack("<I", align).hex() + data.hex()
+
+
+def format_resource_section(handles: Iterable[str]) -> str:
+    """The `{-# dialect_resources ... #-}` text for `handles` ('' if none stored)."""
+    entries = [h for h in handles if has_blob(h)]
+    if not entries:
+        return ""
+    parts = ["\n{-#\n  dialect_resources: {\n    builtin: {\n"]
+    for i, h in enumerate(entries):
+        sep = "," if i + 1 < len(entries) else ""
+        parts.append(f'      {h}: "{blob_hex(h)}"{sep}\n')
+    parts.append("    }\n  }\n#-}\n")
+    return "".join(parts)
+
+
+def handle_of(attr: DenseResourceAttr) -> str:
+    h = attr.resource_handle
+    assert isinstance(h, StringAttr)
+    return h.data
+
+
+def _bind_xdsl_resource_interface() -> None:
+    """Make xDSL's builtin resource interface read and write this store.
+
+    xDSL's default interface renames a handle it has seen before (so parsing the same
+    text twice in one process changes `w` into `w_0`) and keeps blobs as hex strings.
+    Binding it here keeps handles stable and lets xDSL's own printer and parser (e.g.
+    `print_metadata`) see the same blobs as the fast path above.
+    """
+    from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+    from xdsl.dialects.builtin import Builtin
+
+    iface = Builtin.get_interface(OpAsmDialectInterface)
+    if iface is None:  # pragma: no cover - xDSL always has it
+        return
+
+    def declare_resource(key: str) -> str:
+        return key
+
+    def parse_resource(key: str, val: str) -> None:
+        if not val.startswith("0x") or len(val) < 10:
+            raise ValueError(f"Blob must be a hex string, got: {val[:20]}")
+        _raw[key] = bytes.fromhex(val[10:])
+        _store.pop(key, None)
+
+    def lookup(key: str) -> str | None:
+        return blob_hex(key) if has_blob(key) else None
+
+    def build_resources(keys: Iterable[str]) -> dict[str, str]:
+        return {k: blob_hex(k) for k in keys if has_blob(k)}
+
+    iface.declare_resource = declare_resource  # type: ignore[method-assign]
+    iface.parse_resource = parse_resource  # type: ignore[method-assign]
+    iface.lookup = lookup  # type: ignore[method-assign]
+    iface.build_resources = build_resources  # type: ignore[method-assign]
+
+
+_bind_xdsl_resource_interface()
