@@ -1,0 +1,96 @@
+"""Full-size real architectures for the benchmarks, exported to ONNX with random weights.
+
+Kept out of git: generated once into cache/bench-models/ (ResNet-50 ~100 MB, BERT-base
+~440 MB). Needs torch==2.13.0 (CPU, from this machine's disk) and transformers.
+BatchNorm statistics and biases are randomised so exporters keep them as in trained
+models (NOTES.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CACHE = Path(__file__).resolve().parent.parent / "cache" / "bench-models"
+
+
+def _randomise(model) -> None:
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1, generator=g)
+                m.running_var.uniform_(0.5, 1.5, generator=g)
+                m.weight.uniform_(0.5, 1.5, generator=g)
+                m.bias.uniform_(-0.1, 0.1, generator=g)
+
+
+def _resnet50():
+    """torchvision's ResNet-50 layout (bottleneck 3-4-6-3), written out here."""
+    from torch import nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = width * 4
+            self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(width)
+            self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(width)
+            self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
+            self.bn3 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU()
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = self.relu(self.bn1(self.conv1(x)))
+            y = self.relu(self.bn2(self.conv2(y)))
+            y = self.bn3(self.conv3(y))
+            return self.relu(y + (x if self.down is None else self.down(x)))
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for i in range(blocks):
+            layers.append(Bottleneck(cin, width, stride if i == 0 else 1))
+            cin = width * 4
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2048, 1000)]
+    return nn.Sequential(*layers)
+
+
+def get(name: str) -> Path:
+    """Path of the ONNX export of `name` (resnet50 | bert-base), generated on first use."""
+    import torch
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"{name}.onnx"
+    if path.exists():
+        return path
+    tmp = path.with_suffix(".tmp.onnx")
+    torch.manual_seed(0)
+    if name == "resnet50":
+        model = _resnet50().eval()
+        _randomise(model)
+        args = (torch.randn(1, 3, 224, 224),)
+        torch.onnx.export(model, args, str(tmp), input_names=["input"], output_names=["logits"],
+                          opset_version=17, dynamo=False)
+    elif name == "bert-base":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from transformers import BertConfig, BertModel
+
+        model = BertModel(BertConfig()).eval()
+        ids = torch.randint(0, 30522, (1, 128))
+        mask = torch.ones(1, 128, dtype=torch.int64)
+        tt = torch.zeros(1, 128, dtype=torch.int64)
+        torch.onnx.export(model, (ids, mask, tt), str(tmp),
+                          input_names=["input_ids", "attention_mask", "token_type_ids"],
+                          output_names=["last_hidden_state", "pooler_output"],
+                          opset_version=17, dynamo=False)
+    else:
+        raise ValueError(f"unknown bench model {name}")
+    tmp.rename(path)
+    return path
