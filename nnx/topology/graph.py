@@ -94,6 +94,8 @@ def merge_duplicates(indptr, indices, eweight):
         start = wp
         for j in range(indptr[v], indptr[v + 1]):
             u = indices[j]
+            if u == v:
+                continue
             m = mark[u]
             if m >= start:
                 eweight[m] += eweight[j]

@@ -1,0 +1,110 @@
+"""The whole neuron -> core mapping of seed 003 (steps S1-S10, paragraph 46)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .graph import Graph, cut_and_hop, quotient_graph
+from .partition import MappingError, PartitionOptions, partition
+from .place import force_directed, initial_placement
+from .refine import refine
+
+
+@dataclass
+class PlaceOptions:
+    trials: int = 4
+    bisect_refine: str = "fm"     # "none" = seed
+    frontier_only: bool = True    # False = seed
+    terminal: bool = True         # terminal propagation in placement bisection; False = seed
+    force_cost: str = "hop"       # "force" = seed swap cost
+    fraction: float = 0.05        # top 5 % most stressed groups (seed)
+    radius: int = 2
+    max_iter: int = 200
+    hop_refine: float = 0.0       # >0: hop-aware final refinement weight (nnx, off)
+
+    @classmethod
+    def seed(cls, **kw) -> "PlaceOptions":
+        base = dict(bisect_refine="none", frontier_only=False, terminal=False,
+                    force_cost="force")
+        base.update(kw)
+        return cls(**base)
+
+
+@dataclass
+class MapResult:
+    core: np.ndarray          # int32 core index (y*W+x) per neuron
+    group: np.ndarray         # int64 group per neuron
+    core_of_group: np.ndarray
+    loads: np.ndarray         # per group
+    times: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+
+
+def parse_mesh(s: str) -> tuple[int, int]:
+    """'WxH' -> (W, H); raises MappingError on anything else."""
+    parts = s.lower().split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise MappingError(f"bad mesh {s!r}: expected WxH, e.g. 32x32")
+    w, h = int(parts[0]), int(parts[1])
+    if w <= 0 or h <= 0:
+        raise MappingError(f"bad mesh {s!r}: both sides must be positive")
+    return w, h
+
+
+def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 0,
+              popts: PartitionOptions | None = None, plopts: PlaceOptions | None = None,
+              progress=None, on_level=None) -> MapResult:
+    """Partition ``g`` into groups that fit ``capacity``, place them on a
+    ``mesh_w`` x ``mesh_h`` mesh, and return the neuron -> core map (seed step S10)."""
+    popts = popts or PartitionOptions()
+    plopts = plopts or PlaceOptions()
+    rng = np.random.default_rng(seed)
+    times = {}
+    pr = partition(g, capacity, mesh_w * mesh_h, popts, rng, progress=progress,
+                   on_level=on_level)
+    times.update(pr.times)
+    t = time.perf_counter()
+    q = quotient_graph(g, pr.part, pr.ngroups)
+    core0 = initial_placement(q, mesh_w, mesh_h, trials=plopts.trials,
+                              refine=plopts.bisect_refine, frontier_only=plopts.frontier_only,
+                              terminal=plopts.terminal, rng=rng)
+    times["place"] = time.perf_counter() - t
+    t = time.perf_counter()
+    core, swaps = force_directed(q, core0, mesh_w, mesh_h, fraction=plopts.fraction,
+                                 radius=plopts.radius, max_iter=plopts.max_iter,
+                                 cost=plopts.force_cost)
+    times["force"] = time.perf_counter() - t
+    part = pr.part
+    loads = pr.loads
+    if plopts.hop_refine > 0:
+        t = time.perf_counter()
+        refine(g, part, pr.ngroups, capacity, passes=popts.refine_passes, balance=False,
+               rng=rng, core_of_part=core, mesh_w=mesh_w, hop_weight=plopts.hop_refine)
+        loads = np.bincount(part, weights=g.vsize, minlength=pr.ngroups).astype(np.int64)
+        times["hop_refine"] = time.perf_counter() - t
+    if progress:
+        progress("place", 1, 1)
+    stats = {"levels": pr.levels, "coarsest_vertices": pr.coarsest, "swaps": swaps}
+    return MapResult(core[part].astype(np.int32), part, core, loads, times, stats)
+
+
+def evaluate(g: Graph, core_per_neuron: np.ndarray, mesh_w: int, capacity: int) -> dict:
+    """Edge cut, hop traffic and loads of a neuron -> core map (for reports and
+    for comparing against baselines on equal terms)."""
+    core = np.asarray(core_per_neuron, dtype=np.int64)
+    cut, hop, total = cut_and_hop(g, core, None, mesh_w)
+    loads = np.bincount(core, weights=g.vsize)
+    used = int((loads > 0).sum())
+    return {
+        "edge_cut": cut,
+        "edge_cut_fraction": cut / total if total else 0.0,
+        "hop_traffic": hop,
+        "total_weight": total,
+        "cores_used": used,
+        "max_core_load": int(loads.max(initial=0)),
+        "capacity": int(capacity),
+        "within_capacity": bool(loads.max(initial=0) <= capacity),
+    }

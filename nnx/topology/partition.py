@@ -1,0 +1,131 @@
+"""Multilevel partition of a neuron topology into core-sized groups
+(seed 003 steps S2-S6: coarsen, bisect, uncoarsen with refinement, groups)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .bisect import recursive_bisection
+from .coarsen import coarsen
+from .graph import Graph
+from .refine import refine
+
+
+class MappingError(ValueError):
+    """An impossible mapping request (reported as one line by the tools)."""
+
+
+@dataclass
+class PartitionOptions:
+    """Parameters of the seed (defaults in brackets) and nnx's improvements.
+
+    seed presets: ``PartitionOptions.seed()`` reproduces the seed exactly.
+    """
+
+    trials: int = 4                 # random trials in coarsening and bisection [4-8]
+    size_fraction: float = 1 / 15   # merged vertex size <= capacity * this [1/15]
+    min_reduction: float = 0.2      # stop coarsening below this reduction [20 %]
+    matching: str = "eligible"      # "heaviest" (seed) | "eligible" (nnx)
+    split: str = "proportional"     # "halving" (seed) | "proportional" (nnx, k groups)
+    bisect_refine: str = "fm"       # "none" (seed) | "fm" (nnx)
+    frontier_only: bool = True      # False = seed's queue of all unselected vertices
+    refine_passes: int = 8          # sweeps of the move-cost refinement per level
+    balance: bool = True            # let overloaded parts shed vertices (nnx)
+    imbalance: float = 0.01         # bisection size tolerance (nnx proportional)
+    fill: float = 0.97              # auto group count: ceil(total / (fill * capacity))
+    groups: int | None = None       # explicit number of groups (proportional split)
+
+    @classmethod
+    def seed(cls, **kw) -> "PartitionOptions":
+        base = dict(matching="heaviest", split="halving", bisect_refine="none",
+                    frontier_only=False, balance=False)
+        base.update(kw)
+        return cls(**base)
+
+
+@dataclass
+class PartitionResult:
+    part: np.ndarray           # int64 group per vertex
+    ngroups: int
+    loads: np.ndarray
+    levels: int
+    coarsest: int
+    times: dict = field(default_factory=dict)
+
+
+def plan_groups(total_size: int, max_size: int, capacity: int, cores: int,
+                opts: PartitionOptions) -> int | None:
+    """Check a request before any work; return the group count (None = seed halving)."""
+    if capacity <= 0:
+        raise MappingError(f"capacity must be positive (got {capacity})")
+    if max_size > capacity:
+        raise MappingError(f"a neuron of size {max_size} is larger than the core capacity "
+                           f"{capacity}")
+    need = max(1, math.ceil(total_size / capacity))
+    if need > cores:
+        raise MappingError(f"total neuron size {total_size} needs at least {need} groups of "
+                           f"capacity {capacity} but the mesh has only {cores} cores")
+    if opts.split == "halving":
+        return None
+    if opts.groups is not None:
+        if opts.groups < need:
+            raise MappingError(f"{opts.groups} groups cannot hold total size {total_size} "
+                               f"at capacity {capacity} (need {need})")
+        if opts.groups > cores:
+            raise MappingError(f"{opts.groups} groups but the mesh has only {cores} cores")
+        return opts.groups
+    k = max(need, math.ceil(total_size / (opts.fill * capacity)))
+    return min(k, cores)
+
+
+def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
+              rng: np.random.Generator, progress=None, on_level=None) -> PartitionResult:
+    """Seed steps S2-S6 on graph ``g``: returns a group per vertex such that every
+    group's total size fits ``capacity``."""
+    times = {}
+    total = int(g.vsize.sum())
+    k = plan_groups(total, int(g.vsize.max(initial=0)), capacity, cores, opts)
+    t = time.perf_counter()
+    levels = coarsen(g, capacity, trials=opts.trials, size_fraction=opts.size_fraction,
+                     min_reduction=opts.min_reduction, matching=opts.matching, rng=rng,
+                     on_level=on_level)
+    times["coarsen"] = time.perf_counter() - t
+    if progress:
+        progress("coarsen", 1, 1)
+    cg = levels[-1].graph if levels else g
+    t = time.perf_counter()
+    cb = (lambda d, tot: progress("bisect", d, tot)) if progress else None
+    part, nparts = recursive_bisection(cg, capacity, nparts=k, trials=opts.trials,
+                                       refine=opts.bisect_refine, imbalance=opts.imbalance,
+                                       frontier_only=opts.frontier_only, rng=rng, progress=cb)
+    times["bisect"] = time.perf_counter() - t
+    if nparts > cores:
+        raise MappingError(f"bisection produced {nparts} groups but the mesh has only "
+                           f"{cores} cores (use a larger mesh or capacity)")
+    t = time.perf_counter()
+    graphs = [g] + [lv.graph for lv in levels]
+    for li in range(len(levels), -1, -1):
+        gg = graphs[li]
+        refine(gg, part, nparts, capacity, passes=opts.refine_passes, balance=opts.balance,
+               rng=rng)
+        if li > 0:
+            part = part[levels[li - 1].cmap]
+        if progress:
+            progress("uncoarsen", len(levels) - li + 1, len(levels) + 1)
+    times["uncoarsen"] = time.perf_counter() - t
+    loads = np.bincount(part, weights=g.vsize, minlength=nparts).astype(np.int64)
+    # groups = non-empty parts, renumbered (seed step S6)
+    used = np.flatnonzero(loads > 0)
+    if used.shape[0] != nparts:
+        remap = np.full(nparts, -1, dtype=np.int64)
+        remap[used] = np.arange(used.shape[0])
+        part = remap[part]
+        loads = loads[used]
+    if loads.max(initial=0) > capacity:
+        raise MappingError(f"could not fit every group within capacity {capacity} "
+                           f"(largest {int(loads.max())}); try a larger capacity or mesh")
+    return PartitionResult(part, int(used.shape[0]), loads, len(levels), cg.n, times)
