@@ -23,12 +23,13 @@ class PlaceOptions:
     fraction: float = 0.05        # top 5 % most stressed groups (seed)
     radius: int = 2
     max_iter: int = 200
-    hop_refine: float = 0.0       # >0: hop-aware final refinement weight (nnx, off)
+    hop_refine: float = 0.3       # >0: hop-aware final refinement weight (nnx); 0 = seed
+    hop_refine_passes: int = 2
 
     @classmethod
     def seed(cls, **kw) -> "PlaceOptions":
         base = dict(bisect_refine="none", frontier_only=False, terminal=False,
-                    force_cost="force")
+                    force_cost="force", hop_refine=0.0)
         base.update(kw)
         return cls(**base)
 
@@ -81,7 +82,7 @@ def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 
     loads = pr.loads
     if plopts.hop_refine > 0:
         t = time.perf_counter()
-        refine(g, part, pr.ngroups, capacity, passes=popts.refine_passes, balance=False,
+        refine(g, part, pr.ngroups, capacity, passes=plopts.hop_refine_passes, balance=False,
                rng=rng, core_of_part=core, mesh_w=mesh_w, hop_weight=plopts.hop_refine)
         loads = np.bincount(part, weights=g.vsize, minlength=pr.ngroups).astype(np.int64)
         times["hop_refine"] = time.perf_counter() - t

@@ -1,0 +1,139 @@
+"""Partitioning and placement (seed 003): capacity, quality vs pymetis, determinism."""
+
+import numpy as np
+import pytest
+
+from nnx.topology import coarsen as C
+from nnx.topology.bisect import recursive_bisection
+from nnx.topology.cnn_graph import cnn_graph, conv_synapses
+from nnx.topology.graph import from_edges, quotient_graph
+from nnx.topology.mapper import PlaceOptions, evaluate, map_graph
+from nnx.topology.partition import MappingError, PartitionOptions
+from nnx.topology.place import force_directed, initial_placement
+from nnx.topology.synthetic import sheet_graph
+
+
+@pytest.fixture(scope="module")
+def sheet():
+    pre, post, w = sheet_graph(16000, 160000, seed=5)
+    return from_edges(pre, post, w, n=16000)
+
+
+@pytest.fixture(scope="module")
+def cnn():
+    pre, post, w, n, _ = cnn_graph((3, 32, 32), [
+        {"op": "conv", "out_channels": 8, "kernel": (3, 3), "pad": (1, 1)},
+        {"op": "conv", "out_channels": 8, "kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)},
+    ])
+    return from_edges(pre, post, w, n=n)
+
+
+def test_coarsening_respects_size_limit_and_stops(sheet):
+    rng = np.random.default_rng(0)
+    levels = C.coarsen(sheet, 150, trials=4, rng=rng)
+    assert levels
+    for lv in levels:
+        assert lv.graph.vsize.max() <= 150 // 15
+        assert lv.graph.vsize.sum() == sheet.vsize.sum()
+    # each kept round but the last reduced the vertex count by >= 20 %
+    ns = [sheet.n] + [lv.graph.n for lv in levels]
+    for a, b in zip(ns[:-2], ns[1:-1]):
+        assert b <= 0.8 * a
+
+
+def test_seed_matching_pairs_fewer(sheet):
+    rng = np.random.default_rng(0)
+    a = C.coarsen_once(sheet, 10, 4, rng, "heaviest").graph.n
+    b = C.coarsen_once(sheet, 10, 4, rng, "eligible").graph.n
+    assert b < a < sheet.n
+
+
+def test_recursive_bisection_seed_halving_fits(sheet):
+    part, k = recursive_bisection(sheet, 1200, nparts=None, trials=4, refine="none",
+                                  frontier_only=False, rng=np.random.default_rng(1))
+    loads = np.bincount(part, minlength=k)
+    assert loads.max() <= 1200 and k >= 16000 / 1200
+
+
+@pytest.mark.parametrize("graph", ["sheet", "cnn"])
+def test_within_capacity_and_close_to_metis(graph, request):
+    pymetis = pytest.importorskip("pymetis")
+    g = request.getfixturevalue(graph)
+    k_cores = 8
+    cap = int(np.ceil(g.n / 60 * 1.0))
+    res = map_graph(g, k_cores, k_cores, cap, seed=3)
+    ev = evaluate(g, res.core, k_cores, cap)
+    assert ev["within_capacity"]
+    k = len(res.loads)
+    ub = max(1, int((cap * k / g.n - 1) * 1000))
+    _, parts = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(g.indptr, g.indices),
+                                  eweights=np.maximum(1, np.rint(g.eweight * 100)).astype(int),
+                                  options=pymetis.Options(ufactor=ub, seed=1))
+    evm = evaluate(g, np.asarray(parts), k_cores, 10**9)
+    # stated factors: cut within 1.15x METIS, hop traffic below METIS + row-major
+    assert ev["edge_cut"] <= 1.15 * evm["edge_cut"]
+    assert ev["hop_traffic"] <= 1.0 * evm["hop_traffic"]
+
+
+def test_seed_algorithm_runs_and_fits(sheet):
+    res = map_graph(sheet, 8, 8, 400, seed=1, popts=PartitionOptions.seed(),
+                    plopts=PlaceOptions.seed())
+    ev = evaluate(sheet, res.core, 8, 400)
+    assert ev["within_capacity"]
+
+
+def test_deterministic(sheet):
+    a = map_graph(sheet, 8, 8, 300, seed=7).core
+    b = map_graph(sheet, 8, 8, 300, seed=7).core
+    c = map_graph(sheet, 8, 8, 300, seed=8).core
+    assert (a == b).all()
+    assert not (a == c).all()
+
+
+def test_impossible_requests(sheet):
+    with pytest.raises(MappingError, match="only 4 cores"):
+        map_graph(sheet, 2, 2, 100)
+    g = from_edges(np.array([0, 1]), np.array([1, 2]), size=np.array([1, 50, 1]))
+    with pytest.raises(MappingError, match="larger than the core capacity"):
+        map_graph(g, 4, 4, 10)
+
+
+def test_placement_beats_row_major_on_grid_like_groups():
+    # 64 groups that form an 8x8 grid graph, shuffled: placement must recover locality
+    idx = np.arange(64).reshape(8, 8)
+    a = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    b = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    perm = np.random.default_rng(0).permutation(64)
+    q = from_edges(perm[a], perm[b], n=64)
+    core = initial_placement(q, 8, 8, rng=np.random.default_rng(0))
+    assert sorted(core.tolist()) == list(range(64))
+    core2, _ = force_directed(q, core, 8, 8)
+    part = np.arange(64)
+    hop = evaluate(q, core2[part], 8, 1)["hop_traffic"]
+    rowmajor = evaluate(q, part, 8, 1)["hop_traffic"]
+    assert hop <= 0.6 * rowmajor and hop < 160  # optimum is 112 (every edge 1 hop)
+
+
+def test_spare_cores_unused():
+    q = from_edges(np.arange(9), np.arange(1, 10), n=10)
+    core = initial_placement(q, 4, 4, rng=np.random.default_rng(0))
+    assert len(set(core.tolist())) == 10
+
+
+def test_conv_synapses_shape():
+    w = np.ones((4, 2, 3, 3), dtype=np.float32)
+    syn, oshape = conv_synapses((2, 5, 5), w, pad=(1, 1))
+    assert oshape == (4, 5, 5)
+    # interior output neuron has the full receptive field 2*3*3
+    assert np.bincount(syn.post)[4 * 0 + 2 * 5 + 2] == 18
+    # corner neuron: 2*2*2
+    assert np.bincount(syn.post).min() == 8
+    assert syn.pre.max() < 50 and syn.post.min() == 0
+
+
+def test_quotient_graph(sheet):
+    part = np.arange(sheet.n) % 5
+    q = quotient_graph(sheet, part, 5)
+    assert q.n == 5 and q.vsize.sum() == sheet.n
+    ev = evaluate(sheet, part, 5, 10**9)
+    assert abs(q.total_edge_weight() - ev["edge_cut"]) < 1e-3 * ev["edge_cut"]
