@@ -1,0 +1,587 @@
+"""Connection data of seed 004 (Cambricon, "Neural network operation device and method").
+
+This module is the numpy meaning of the seed's mapping unit; the `sparse` dialect's
+interpreter (nnx/interp/sparse_impls.py), the `sparsify` pass and the simulator's
+mapping unit all call it. Everything is vectorised over "strings": an array of any
+shape `(..., L)` holds one connection string of length `L` per index of its leading
+dimensions.
+
+Forms (claims 6 and 22)
+-----------------------
+* **direct index**: a string of 0 and 1, `uint8`; 1 where ``|x| > threshold`` (the
+  input neuron, or the connection between the weight's input and output neuron,
+  exists), 0 where ``|x| <= threshold``.
+* **stride index**: the distance of each kept element from the previous kept element;
+  the first one is its distance from position 0 (i.e. its position). Stored left-packed
+  in an `int32` array of the same shape `(..., L)` as the direct string, padded with
+  ``PAD = -1`` after the last stride (a string of `L` elements has at most `L` kept
+  ones, so the storage is bounded like a hardware buffer).
+
+Weight orders (claim 6: "two orders of representation")
+-------------------------------------------------------
+For a weight matrix ``W[out, in]`` (conv weights ``[out, ...]`` are flattened to
+``[out, prod(...)]``):
+
+* ``per_output``: one string per output neuron over all input neurons, shape ``[out, in]``;
+* ``per_input``: one string per input neuron over all output neurons, shape ``[in, out]``.
+
+`reorder` converts between them. The seed defines the stride index for weights per
+output neuron ("the distance between the input neuron connected with an output neuron
+and the previous input neuron connected with the output neuron"); the per-input stride
+index is the same rule applied to per-input strings.
+
+Combining (claims 7-10, 19-20)
+------------------------------
+* both direct: AND (claim 8);
+* both stride: accumulate each string into positions (prefix sums: "accumulate each
+  element ... and the elements stored at lower physical addresses"), select the
+  positions present in both, sort ascending, subtract from each the adjacent smaller
+  one (claim 7);
+* mixed: either convert the stride one to direct and AND (claim 9, ``mixed="direct"``)
+  or convert the direct one to stride and take the stride path (claim 10,
+  ``mixed="stride"``).
+
+Selecting (claims 5, 17, 18, 21)
+--------------------------------
+`select` is the mapping unit's data processing unit: from the combined connection data
+it gathers the input neurons and weights that both survive, per output neuron, as a
+compressed-row `Selection`; `select_packed` gives the same as fixed-shape left-packed
+arrays (what the `sparse.select` op returns).
+
+Group pruning (claims 11 and 16)
+--------------------------------
+`group_prune` splits neurons into M groups (weights into N), and deletes a group when
+its count of elements with ``|x| <= threshold`` exceeds a count threshold (the group
+"does not satisfy the preset condition" that the count is <= the count threshold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DIRECT = "direct"
+STRIDE = "stride"
+FORMS = (DIRECT, STRIDE)
+
+NEURON = "neuron"
+PER_OUTPUT = "per_output"
+PER_INPUT = "per_input"
+ORDERS = (NEURON, PER_OUTPUT, PER_INPUT)
+
+PAD = -1
+DIRECT_DTYPE = np.dtype(np.uint8)
+STRIDE_DTYPE = np.dtype(np.int32)
+
+
+class ConnectionDataError(ValueError):
+    """Malformed connection data (bad form, padding in the middle, position overflow)."""
+
+
+def storage_dtype(form: str) -> np.dtype:
+    """The numpy dtype holding connection data of `form`."""
+    if form == DIRECT:
+        return DIRECT_DTYPE
+    if form == STRIDE:
+        return STRIDE_DTYPE
+    raise ConnectionDataError(f"unknown connection-data form {form!r} (direct|stride)")
+
+
+# ----------------------------------------------------------------------------------
+# Building connection data (claims 6, 22)
+# ----------------------------------------------------------------------------------
+
+
+def direct_index(x: np.ndarray, threshold: float) -> np.ndarray:
+    """Direct index of `x`: ``uint8``, 1 where ``|x| > threshold`` (claim 6)."""
+    return (np.abs(np.asarray(x)) > threshold).astype(DIRECT_DTYPE)
+
+
+def stride_index(x: np.ndarray, threshold: float) -> np.ndarray:
+    """Stride index of `x` along its last axis (claim 6); padded with -1."""
+    return direct_to_stride(direct_index(x, threshold))
+
+
+def neuron_connection(x: np.ndarray, threshold: float, form: str = DIRECT) -> np.ndarray:
+    """Connection data of input neurons `x[..., in]`: one string per leading index."""
+    d = direct_index(x, threshold)
+    return d if form == DIRECT else _to_form(d, DIRECT, form)
+
+
+def as_matrix(w: np.ndarray) -> np.ndarray:
+    """Weights ``[out, ...]`` as the seed's ``[out, in]`` matrix (conv kernels flattened)."""
+    w = np.asarray(w)
+    if w.ndim < 2:
+        raise ConnectionDataError(f"weights need rank >= 2, got shape {w.shape}")
+    return w.reshape(w.shape[0], -1)
+
+
+def weight_connection(
+    w: np.ndarray, threshold: float, form: str = DIRECT, order: str = PER_OUTPUT
+) -> np.ndarray:
+    """Connection data of weights ``W[out, ...]`` (claim 6).
+
+    ``per_output``: shape ``[out, in]``, the connections of each output neuron to all
+    input neurons; ``per_input``: shape ``[in, out]``, of each input neuron to all
+    output neurons.
+    """
+    d = direct_index(as_matrix(w), threshold)
+    if order == PER_INPUT:
+        d = np.ascontiguousarray(d.T)
+    elif order != PER_OUTPUT:
+        raise ConnectionDataError(f"weight order must be per_output or per_input, not {order!r}")
+    return d if form == DIRECT else direct_to_stride(d)
+
+
+# ----------------------------------------------------------------------------------
+# Conversions
+# ----------------------------------------------------------------------------------
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.ndim == 0:
+        raise ConnectionDataError("connection data needs rank >= 1")
+    return a.reshape(-1, a.shape[-1])
+
+
+def _pack(
+    rows: np.ndarray, values: np.ndarray, n_rows: int, length: int, dtype: np.dtype, pad: int
+) -> np.ndarray:
+    """Left-pack `values` (grouped by ascending `rows`) into an ``[n_rows, length]`` array."""
+    out = np.full((n_rows, length), pad, dtype=dtype)
+    if rows.size:
+        counts = np.bincount(rows, minlength=n_rows)
+        starts = np.cumsum(counts) - counts
+        ranks = np.arange(rows.size) - np.repeat(starts, counts)
+        out[rows, ranks] = values
+    return out
+
+
+def _differences(rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Stride of each kept position: minus the previous one in its row; the first as is."""
+    stride = positions.copy()
+    if positions.size > 1:
+        stride[1:] -= positions[:-1]
+        first = np.empty(rows.shape, dtype=bool)
+        first[0] = True
+        first[1:] = rows[1:] != rows[:-1]
+        stride[first] = positions[first]
+    return stride
+
+
+def direct_to_stride(d: np.ndarray) -> np.ndarray:
+    """Direct index -> stride index (same shape, int32, padded with -1)."""
+    d = np.asarray(d)
+    flat = _rows(d)
+    rows, cols = np.nonzero(flat)  # row-major: ascending rows, then ascending positions
+    stride = _differences(rows, cols)
+    return _pack(rows, stride, flat.shape[0], flat.shape[1], STRIDE_DTYPE, PAD).reshape(d.shape)
+
+
+def stride_counts(s: np.ndarray) -> np.ndarray:
+    """Number of kept elements of each stride string (shape ``s.shape[:-1]``)."""
+    return np.count_nonzero(np.asarray(s) >= 0, axis=-1)
+
+
+def check_stride(s: np.ndarray) -> None:
+    """Raise ConnectionDataError unless `s` is well-formed stride connection data."""
+    s = np.asarray(s)
+    if s.dtype.kind not in "iu":
+        raise ConnectionDataError(f"stride connection data must be integers, got {s.dtype}")
+    flat = _rows(s)
+    valid = flat >= 0
+    if np.any(flat < PAD):
+        raise ConnectionDataError("stride connection data has a negative stride")
+    # padding only after the last stride: valid must be non-increasing along each row
+    if flat.shape[1] > 1 and np.any(valid[:, 1:] & ~valid[:, :-1]):
+        raise ConnectionDataError("stride connection data has padding (-1) before a stride")
+    if flat.shape[1] > 1 and np.any((flat[:, 1:] == 0) & valid[:, 1:]):
+        raise ConnectionDataError("stride connection data repeats a position (stride 0)")
+    pos = np.cumsum(np.where(valid, flat, 0).astype(np.int64), axis=1)
+    if np.any(valid & (pos >= flat.shape[1])):
+        raise ConnectionDataError(
+            f"stride connection data points past the end of its {flat.shape[1]}-element string"
+        )
+
+
+def check_direct(d: np.ndarray) -> None:
+    """Raise ConnectionDataError unless `d` is a 0/1 string array."""
+    d = np.asarray(d)
+    if d.size and (d.min() < 0 or d.max() > 1):
+        raise ConnectionDataError("direct connection data must hold only 0 and 1")
+
+
+def stride_to_positions(s: np.ndarray) -> np.ndarray:
+    """Prefix sums of each stride string (claim 7's fourth/fifth connection data).
+
+    Each element is accumulated with every element stored at a lower address of its
+    string; the result is the position of each kept element, padded with -1.
+    """
+    s = np.asarray(s)
+    flat = _rows(s)
+    valid = flat >= 0
+    pos = np.cumsum(np.where(valid, flat, 0), axis=1, dtype=np.int64)
+    return np.where(valid, pos, PAD).reshape(s.shape)
+
+
+def stride_to_direct(s: np.ndarray) -> np.ndarray:
+    """Stride index -> direct index (same shape, uint8)."""
+    s = np.asarray(s)
+    pos = _rows(stride_to_positions(s))
+    rows, ranks = np.nonzero(pos >= 0)
+    cols = pos[rows, ranks]
+    if cols.size and cols.max() >= pos.shape[1]:
+        raise ConnectionDataError(
+            f"stride connection data points past the end of its {pos.shape[1]}-element string"
+        )
+    out = np.zeros(pos.shape, dtype=DIRECT_DTYPE)
+    out[rows, cols] = 1
+    return out.reshape(s.shape)
+
+
+def _to_form(a: np.ndarray, form: str, target: str) -> np.ndarray:
+    if form == target:
+        return np.asarray(a)
+    if form == DIRECT and target == STRIDE:
+        return direct_to_stride(a)
+    if form == STRIDE and target == DIRECT:
+        return stride_to_direct(a)
+    raise ConnectionDataError(f"cannot convert connection data from {form!r} to {target!r}")
+
+
+def convert(a: np.ndarray, form: str, target: str) -> np.ndarray:
+    """Convert connection data between the direct and the stride form."""
+    storage_dtype(form)
+    storage_dtype(target)
+    return _to_form(a, form, target)
+
+
+def reorder(a: np.ndarray, form: str) -> np.ndarray:
+    """Swap the weight order (per_output ``[..., out, in]`` <-> per_input ``[..., in, out]``).
+
+    Direct strings are transposed; stride strings go through the direct form.
+    """
+    a = np.asarray(a)
+    if a.ndim < 2:
+        raise ConnectionDataError("weight connection data needs rank >= 2 to reorder")
+    d = a if form == DIRECT else stride_to_direct(a)
+    t = np.ascontiguousarray(np.swapaxes(d, -1, -2))
+    return t if form == DIRECT else direct_to_stride(t)
+
+
+# ----------------------------------------------------------------------------------
+# Combining (claims 7-10, 19-20)
+# ----------------------------------------------------------------------------------
+
+
+def combine_direct(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Both direct: the AND of the two strings (claim 8); leading dims broadcast."""
+    return np.bitwise_and(np.asarray(a, DIRECT_DTYPE), np.asarray(b, DIRECT_DTYPE))
+
+
+def combine_stride(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Both stride (claim 7): prefix-sum, keep common positions, sort, differences."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ConnectionDataError(
+            f"cannot combine strings of length {a.shape[-1]} and {b.shape[-1]}"
+        )
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    length = shape[-1]
+    fourth = _rows(np.broadcast_to(stride_to_positions(a), shape))
+    fifth = _rows(np.broadcast_to(stride_to_positions(b), shape))
+    n_rows = fourth.shape[0]
+
+    def keys(pos: np.ndarray) -> np.ndarray:
+        rows, ranks = np.nonzero(pos >= 0)
+        return rows.astype(np.int64) * length + pos[rows, ranks]
+
+    # elements present in both strings, sorted from small to large
+    common = np.intersect1d(keys(fourth), keys(fifth), assume_unique=True)
+    rows = common // max(length, 1)
+    positions = common - rows * length
+    stride = _differences(rows, positions)
+    return _pack(rows, stride, n_rows, length, STRIDE_DTYPE, PAD).reshape(shape)
+
+
+def combine(
+    a: np.ndarray, a_form: str, b: np.ndarray, b_form: str, mixed: str = DIRECT
+) -> tuple[np.ndarray, str]:
+    """Combine two connection data; returns ``(third connection data, its form)``.
+
+    Both direct -> AND (claim 8). Both stride -> claim 7. Mixed: ``mixed="direct"``
+    converts the stride one to direct and ANDs (claim 9); ``mixed="stride"`` converts
+    the direct one to stride and takes the stride path (claim 10). Leading dimensions
+    broadcast (numpy rules); the last dimensions (string lengths) must agree.
+    """
+    storage_dtype(a_form)
+    storage_dtype(b_form)
+    if np.shape(a)[-1] != np.shape(b)[-1]:
+        raise ConnectionDataError(
+            f"cannot combine strings of length {np.shape(a)[-1]} and {np.shape(b)[-1]}"
+        )
+    if a_form == DIRECT and b_form == DIRECT:
+        return combine_direct(a, b), DIRECT
+    if a_form == STRIDE and b_form == STRIDE:
+        return combine_stride(a, b), STRIDE
+    if mixed == DIRECT:
+        a = stride_to_direct(a) if a_form == STRIDE else a
+        b = stride_to_direct(b) if b_form == STRIDE else b
+        return combine_direct(a, b), DIRECT
+    if mixed == STRIDE:
+        a = direct_to_stride(a) if a_form == DIRECT else a
+        b = direct_to_stride(b) if b_form == DIRECT else b
+        return combine_stride(a, b), STRIDE
+    raise ConnectionDataError(f"mixed must be 'direct' or 'stride', not {mixed!r}")
+
+
+def combine_neuron_weight(
+    neuron: np.ndarray,
+    neuron_form: str,
+    weight: np.ndarray,
+    weight_form: str,
+    weight_order: str = PER_OUTPUT,
+    mixed: str = DIRECT,
+) -> tuple[np.ndarray, str]:
+    """Combine neuron connection data ``[..., in]`` with weight connection data.
+
+    The result is per output neuron, shape ``[..., out, in]`` (a per-input weight
+    string is reordered first: the AND is between strings over the input neurons).
+    """
+    if weight_order == PER_INPUT:
+        weight = reorder(weight, weight_form)
+    neuron = np.expand_dims(np.asarray(neuron), -2)
+    return combine(neuron, neuron_form, weight, weight_form, mixed)
+
+
+# ----------------------------------------------------------------------------------
+# Selecting surviving pairs (the mapping unit; claims 5, 17, 18, 21)
+# ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The surviving (input neuron, weight) pairs, grouped by connection string.
+
+    A string is one output neuron of one sample: ``shape`` is ``(..., out)`` (leading
+    sample dimensions, then output neurons); string ``r`` (row-major over ``shape``)
+    owns entries ``offsets[r]:offsets[r+1]`` of `inputs` (input-neuron index),
+    `neurons` (its value) and `weights` (the weight between it and the output neuron).
+    """
+
+    shape: tuple[int, ...]
+    offsets: np.ndarray
+    rows: np.ndarray
+    inputs: np.ndarray
+    neurons: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Surviving pairs per string, shape ``shape``."""
+        return np.diff(self.offsets).reshape(self.shape)
+
+    @property
+    def pairs(self) -> int:
+        return int(self.inputs.size)
+
+    def dot(self, dtype: np.dtype | None = None) -> np.ndarray:
+        """Sum over each string of neuron * weight: the fc output, shape ``shape``."""
+        dtype = np.dtype(dtype or np.result_type(self.neurons, self.weights))
+        prod = self.neurons.astype(np.float64) * self.weights.astype(np.float64)
+        n = int(np.prod(self.shape, dtype=np.int64))
+        return np.bincount(self.rows, weights=prod, minlength=n).astype(dtype).reshape(self.shape)
+
+
+def _kept(conn: np.ndarray, form: str) -> tuple[np.ndarray, np.ndarray]:
+    """(row, position) of every kept element of ``[R, L]`` connection data, row-major."""
+    if form == DIRECT:
+        return np.nonzero(conn)
+    pos = stride_to_positions(conn)  # the stride form is read by accumulation
+    rows, ranks = np.nonzero(pos >= 0)
+    return rows, pos[rows, ranks]
+
+
+def select(
+    conn: np.ndarray,
+    form: str,
+    neurons: np.ndarray,
+    weights: np.ndarray,
+    order: str = PER_OUTPUT,
+) -> Selection:
+    """The mapping unit: pick the input neurons and weights whose connection is 1.
+
+    `conn` is (combined) weight connection data ``[..., out, in]`` per output neuron
+    (``order="per_input"``: ``[in, out]``, reordered first), `neurons` are ``[..., in]``
+    and `weights` ``[out, in]`` (or ``[out, ...]``, flattened). Leading dimensions of
+    `conn` and `neurons` broadcast.
+    """
+    storage_dtype(form)
+    conn = np.asarray(conn)
+    if order == PER_INPUT:
+        conn = reorder(conn, form)
+    elif order != PER_OUTPUT:
+        raise ConnectionDataError(f"select needs weight connection data, not {order!r} order")
+    w = as_matrix(weights)
+    x = np.asarray(neurons)
+    out_n, in_n = w.shape
+    if conn.ndim < 2 or conn.shape[-2:] != (out_n, in_n):
+        raise ConnectionDataError(
+            f"connection data of shape {conn.shape} does not match weights [{out_n}, {in_n}]"
+        )
+    if x.ndim < 1 or x.shape[-1] != in_n:
+        raise ConnectionDataError(f"neurons of shape {x.shape} do not have {in_n} inputs")
+    lead = np.broadcast_shapes(conn.shape[:-2], x.shape[:-1])
+    shape = (*lead, out_n)
+    c = _rows(np.broadcast_to(conn, (*lead, out_n, in_n)))
+    rows, cols = _kept(c, form)
+    if cols.size and cols.max() >= in_n:
+        raise ConnectionDataError("stride connection data points past the end of its string")
+    xs = np.broadcast_to(x, (*lead, in_n)).reshape(-1, in_n)
+    sample = rows // out_n
+    out_idx = rows - sample * out_n
+    counts = np.bincount(rows, minlength=c.shape[0])
+    offsets = np.zeros(c.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return Selection(
+        shape=shape,
+        offsets=offsets,
+        rows=rows,
+        inputs=cols,
+        neurons=xs[sample, cols],
+        weights=w[out_idx, cols],
+    )
+
+
+def select_packed(
+    conn: np.ndarray,
+    form: str,
+    neurons: np.ndarray,
+    weights: np.ndarray,
+    order: str = PER_OUTPUT,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`select` as two left-packed arrays ``[..., out, in]`` (zeros after the pairs).
+
+    These are the processed input neurons and processed weights of the `sparse.select`
+    op: row ``(..., j)`` starts with the surviving pairs of output neuron ``j``.
+    """
+    sel = select(conn, form, neurons, weights, order)
+    in_n = as_matrix(weights).shape[1]
+    n = int(np.prod(sel.shape, dtype=np.int64))
+    pn = _pack(sel.rows, sel.neurons, n, in_n, np.asarray(neurons).dtype, 0)
+    pw = _pack(sel.rows, sel.weights, n, in_n, np.asarray(weights).dtype, 0)
+    return pn.reshape(*sel.shape, in_n), pw.reshape(*sel.shape, in_n)
+
+
+def select_neurons(conn: np.ndarray, form: str, neurons: np.ndarray) -> np.ndarray:
+    """Claim 21: input neurons processed by their own connection data, left-packed."""
+    x = np.asarray(neurons)
+    flat = _rows(np.broadcast_to(conn, x.shape))
+    rows, cols = _kept(flat, form)
+    xs = x.reshape(-1, x.shape[-1])
+    return _pack(rows, xs[rows, cols], flat.shape[0], flat.shape[1], x.dtype, 0).reshape(x.shape)
+
+
+def fc(
+    x: np.ndarray,
+    w: np.ndarray,
+    conn: np.ndarray,
+    form: str,
+    order: str = PER_OUTPUT,
+    bias: np.ndarray | None = None,
+) -> np.ndarray:
+    """Fully connected layer ``y[..., j] = sum_i x[..., i] W[j, i] (+ b[j])`` on surviving pairs.
+
+    Only the pairs selected by `conn` are multiplied (accumulated in float64, then
+    rounded to the result type), so the result equals the dense layer on the pruned
+    operands up to summation order.
+    """
+    x = np.asarray(x)
+    wm = as_matrix(w)
+    dtype = np.result_type(x, wm)
+    conn = np.asarray(conn)
+    if order == PER_INPUT:
+        conn = reorder(conn, form)
+    if conn.ndim == 2:
+        # weight-only connection data: one selection shared by every sample
+        rows, cols = _kept(conn, form)
+        lead = x.shape[:-1]
+        xs = x.reshape(-1, x.shape[-1]).astype(np.float64)
+        out_n = wm.shape[0]
+        y = np.zeros((xs.shape[0], out_n), dtype=np.float64)
+        if rows.size:
+            prod = xs[:, cols] * wm[rows, cols].astype(np.float64)
+            nonempty = np.flatnonzero(np.bincount(rows, minlength=out_n))
+            starts = np.searchsorted(rows, nonempty)
+            y[:, nonempty] = np.add.reduceat(prod, starts, axis=1)
+        y = y.reshape(*lead, out_n)
+    else:
+        y = select(conn, form, x, wm).dot(np.float64)
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float64)
+    return y.astype(dtype)
+
+
+# ----------------------------------------------------------------------------------
+# Group pruning (claims 11 and 16)
+# ----------------------------------------------------------------------------------
+
+
+def group_bounds(n: int, groups: int) -> np.ndarray:
+    """Start offsets of `groups` contiguous groups over `n` elements (plus `n` at the end).
+
+    Sizes differ by at most one, the larger groups first (numpy's array_split rule).
+    """
+    if groups < 1 or groups > max(n, 1):
+        raise ConnectionDataError(f"cannot split {n} elements into {groups} groups")
+    base, extra = divmod(n, groups)
+    sizes = np.full(groups, base, dtype=np.int64)
+    sizes[:extra] += 1
+    bounds = np.zeros(groups + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    return bounds
+
+
+def group_prune(
+    x: np.ndarray,
+    groups: int,
+    threshold: float,
+    count_threshold: int,
+    axis: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Group pruning of claims 11/16; returns ``(pruned x, kept-group mask)``.
+
+    For every index of the dimensions before `axis`, the elements of the dimensions
+    from `axis` on (row-major) are split into `groups` contiguous groups; a group is
+    deleted (set to 0) when its count of elements with ``|x| <= threshold`` is greater
+    than `count_threshold`. The mask has shape ``x.shape[:axis] + (groups,)``.
+    """
+    x = np.asarray(x)
+    if not 0 <= axis <= max(x.ndim - 1, 0):
+        raise ConnectionDataError(f"axis {axis} out of range for rank {x.ndim}")
+    lead = x.shape[:axis]
+    flat = x.reshape(int(np.prod(lead, dtype=np.int64)), -1)
+    n = flat.shape[1]
+    bounds = group_bounds(n, groups)
+    small = (np.abs(flat) <= threshold).astype(np.int64)
+    counts = np.add.reduceat(small, bounds[:-1], axis=1) if n else np.zeros((flat.shape[0], groups), np.int64)
+    keep = counts <= count_threshold
+    element_keep = np.repeat(keep, np.diff(bounds), axis=1)
+    pruned = np.where(element_keep, flat, np.zeros((), x.dtype)).astype(x.dtype)
+    return pruned.reshape(x.shape), keep.reshape(*lead, groups)
+
+
+def group_keep_mask(
+    x: np.ndarray, groups: int, threshold: float, count_threshold: int, axis: int = 0
+) -> np.ndarray:
+    """Element mask (x's shape) of the groups that `group_prune` keeps."""
+    x = np.asarray(x)
+    _, keep = group_prune(x, groups, threshold, count_threshold, axis)
+    lead = x.shape[:axis]
+    n = int(np.prod(x.shape[axis:], dtype=np.int64))
+    sizes = np.diff(group_bounds(n, groups))
+    del lead
+    return np.repeat(keep.reshape(-1, groups), sizes, axis=1).reshape(x.shape)
