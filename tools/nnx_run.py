@@ -1,0 +1,219 @@
+"""nnx-run: run a model.
+
+    nnx-run --interpret IN.mlir --input NAME=FILE.npy ... [--output-dir DIR] [--print]
+
+interprets `@main` of IN.mlir with the numpy reference interpreter (nnx/interp/) and
+writes DIR/NAME.npy per function result, NAME being the result's ONNX output name
+(`nnx.name` result attribute, else `outN`) with characters outside [A-Za-z0-9_.-]
+replaced by `_`. Inputs are named by their ONNX input names (`nnx.name` argument
+attributes) or `argN`.
+
+Without --interpret, nnx-run runs an assembly program on the reference simulator
+(issue 3); that mode lives in its own module (`nnx.sim.run`, `main(argv)`), which this
+driver calls when present.
+
+Bad input (missing, unknown, mis-shaped or mistyped input, malformed IR, unreadable
+file) ends in one line on stderr and exit code 1; no output file is left behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+
+PROG = "nnx-run"
+
+
+class _Fail(Exception):
+    """A user mistake: printed as `nnx-run: error: MESSAGE`."""
+
+
+class _Done(Exception):
+    """A user mistake whose message is already a full diagnostic line."""
+
+
+def safe_name(name: str) -> str:
+    """A file name for an output name: chars outside [A-Za-z0-9_.-] become `_`."""
+    s = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    if s in ("", ".", ".."):
+        s = s.replace(".", "_") or "_"
+    return s
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Run a model: interpret graph-dialect IR (--interpret) or "
+        "simulate an assembly program.",
+    )
+    p.add_argument("file", help="IN.mlir with --interpret, else an assembly program")
+    p.add_argument(
+        "--interpret", action="store_true", help="interpret IN.mlir with the numpy interpreter"
+    )
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input array (repeatable); NAME is the ONNX input name or argN",
+    )
+    p.add_argument("--output-dir", metavar="DIR", help="write DIR/NAME.npy per result")
+    p.add_argument("--function", metavar="NAME", help="function to run (default @main)")
+    p.add_argument("--print", action="store_true", help="print a summary of each result")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--interpret" not in argv and not any(a == "-h" or a == "--help" for a in argv):
+        return _simulate(argv)
+    args = build_parser().parse_args(argv)
+    try:
+        return _interpret(args)
+    except _Fail as e:
+        print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except _Done as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except MemoryError:
+        print(f"{PROG}: error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - never a traceback for the user
+        if os.environ.get("NNX_TRACEBACK"):
+            raise
+        msg = f"{type(e).__name__}: {e}".splitlines()[0]
+        print(f"{PROG}: internal error: {msg} (set NNX_TRACEBACK=1 for details)", file=sys.stderr)
+        return 2
+
+
+def _simulate(argv: list[str]) -> int:
+    try:
+        from nnx.sim.run import main as sim_main  # issue 3
+    except ImportError:
+        print(
+            f"{PROG}: error: the simulator mode is not available; use --interpret IN.mlir",
+            file=sys.stderr,
+        )
+        return 1
+    return int(sim_main(argv) or 0)
+
+
+def _load_inputs(specs: list[str]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise _Fail(f"--input expects NAME=FILE.npy, got '{spec}'")
+        if name in out:
+            raise _Fail(f"input '{name}' given twice")
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            raise _Fail(f"{path}: no such file (input '{name}')") from None
+        except OSError as e:
+            raise _Fail(f"{path}: cannot read: {e.strerror or e}") from None
+        except ValueError as e:
+            raise _Fail(f"{path}: not a .npy array file ({str(e).splitlines()[0]})") from None
+        if not isinstance(arr, np.ndarray):
+            raise _Fail(f"{path}: holds several arrays (.npz); give one .npy per input")
+        out[name] = arr
+    return out
+
+
+def _interpret(args: argparse.Namespace) -> int:
+    from xdsl.utils.exceptions import VerifyException
+
+    from nnx.interp.interpreter import (
+        InterpError,
+        describe,
+        find_function,
+        output_names,
+        run_function,
+    )
+    from nnx.ir_io import UserError, read_module
+
+    inputs = _load_inputs(args.input)
+    try:
+        module = read_module(args.file)
+    except UserError as e:
+        raise _Done(str(e).strip().splitlines()[0]) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        msg = str(e).splitlines()[0] if str(e) else "verification failed"
+        raise _Fail(f"{args.file}: invalid IR: {msg}") from None
+    except Exception as e:  # noqa: BLE001 - a verifier that crashes on bad IR
+        raise _Fail(f"{args.file}: invalid IR: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    try:
+        func = find_function(module, args.function)
+        results = run_function(func, inputs)
+    except InterpError as e:
+        raise _Fail(f"{args.file}: {e}") from None
+    names = output_names(func)
+    if args.output_dir:
+        _write_outputs(args.output_dir, names, list(results.values()))
+    if args.print or not args.output_dir:
+        for name, arr in zip(names, results.values()):
+            print(_summary(name, arr))
+    _ = describe
+    return 0
+
+
+def _write_outputs(directory: str, names: list[str], arrays: list[np.ndarray]) -> None:
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise _Fail(f"{directory}: cannot create the output directory: {e.strerror}") from None
+    files = [safe_name(n) + ".npy" for n in names]
+    seen: dict[str, int] = {}
+    for i, f in enumerate(files):
+        if f in seen:
+            raise _Fail(
+                f"outputs '{names[seen[f]]}' and '{names[i]}' map to the same file {f}"
+            )
+        seen[f] = i
+    temps: list[tuple[str, str]] = []
+    try:
+        for f, arr in zip(files, arrays):
+            fd, tmp = tempfile.mkstemp(prefix=".nnx-run-", suffix=".npy", dir=directory)
+            temps.append((tmp, os.path.join(directory, f)))
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+        for tmp, dst in temps:
+            os.replace(tmp, dst)
+    except OSError as e:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise _Fail(f"{directory}: cannot write outputs: {e.strerror}") from None
+
+
+def _summary(name: str, a: np.ndarray) -> str:
+    shape = "x".join(str(d) for d in a.shape) or "scalar"
+    head = f"{name}: {shape} {a.dtype}"
+    if a.size == 0:
+        return head + " (empty)"
+    if a.dtype.kind in "biuf":
+        af = a.astype(np.float64)
+        flat = a.reshape(-1)[:6]
+        vals = ", ".join(f"{v:.6g}" if a.dtype.kind == "f" else str(v) for v in flat.tolist())
+        more = ", ..." if a.size > 6 else ""
+        return (
+            f"{head} min={np.nanmin(af):.6g} max={np.nanmax(af):.6g} "
+            f"mean={np.nanmean(af):.6g} [{vals}{more}]"
+        )
+    return head
+
+
+if __name__ == "__main__":
+    sys.exit(main())
