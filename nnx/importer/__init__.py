@@ -1,0 +1,64 @@
+"""ONNX -> graph dialect (`nnx-import`).
+
+    from nnx.importer import import_onnx
+    module = import_onnx("model.onnx", input_shapes={"x": (1, 3, 224, 224)}, batch=1)
+
+Stages, one module each:
+
+* onnx_loader  read and validate the file, load external data;
+* onnx_graph   the working form: constants (initializers, Constant nodes), nodes
+               in schedule order, graph inputs/outputs;
+* shapes       fix dynamic input dims (--input-shape, --batch) and run ONNX shape
+               inference with data propagation on a weight-stripped copy;
+* folding      constant-fold (Shape/Size of static tensors, every node over
+               constants, with the interpreter's kernels) to a fixpoint;
+* normalize    bring each node into its graph op's opset form;
+* builder      emit `func.func @main` of graph ops with names kept.
+
+Every user mistake is an `nnx.ir_io.UserError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import onnx
+from xdsl.dialects.builtin import ModuleOp
+
+from nnx.ir_io import UserError
+
+__all__ = ["UserError", "import_model", "import_onnx"]
+
+
+def import_onnx(
+    path: str,
+    input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+    batch: int | None = None,
+) -> ModuleOp:
+    """Import the ONNX file at `path` into a module with one `func.func @main`."""
+    from nnx.importer.onnx_loader import load_model
+
+    model = load_model(path)
+    return import_model(model, input_shapes, batch, path)
+
+
+def import_model(
+    model: onnx.ModelProto,
+    input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+    batch: int | None = None,
+    path: str = "<model>",
+) -> ModuleOp:
+    """Import an in-memory ModelProto (tensor data already loaded)."""
+    from nnx.importer.builder import build_module
+    from nnx.importer.folding import resolve_static
+    from nnx.importer.onnx_graph import ImportGraph
+    from nnx.importer.onnx_loader import validate_model
+    from nnx.importer.shapes import fix_input_types
+
+    if batch is not None and batch < 1:
+        raise UserError(f"--batch must be a positive integer, not {batch}")
+    validate_model(model, path)
+    ig = ImportGraph.from_model(model, path)
+    input_types = fix_input_types(ig.inputs, dict(input_shapes or {}), batch)
+    types, strict_error = resolve_static(ig, input_types)
+    return build_module(ig, input_types, types, strict_error)

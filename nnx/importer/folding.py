@@ -1,0 +1,197 @@
+"""Constant folding of the ONNX graph until every type is static.
+
+Rounds of (1) ONNX shape inference with data propagation on the remaining nodes
+(shapes.infer_types) and (2) one pass in schedule order that
+
+* folds `Shape` / `Size` of a statically shaped tensor into a constant, and
+* evaluates every deterministic node whose inputs are all constants with the numpy
+  kernels of the graph dialect (`nnx.interp.kernels.run_kernel`; for an op without
+  a kernel yet, ONNX's reference evaluator), its outputs becoming constants,
+
+repeated to a fixpoint. A pass folds whole chains at once (outputs become constants
+before their users are visited), so a static-shape export (Shape -> Gather ->
+Unsqueeze -> Concat -> Reshape) needs two inference runs: one to find the shapes,
+one to type what folding produced.
+
+Folding a node whose result would be large and larger than its inputs (e.g. an
+Expand or ConstantOfShape of a big activation-sized tensor) is skipped: that stays
+an op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from nnx.importer.onnx_graph import ImportGraph, Node
+from nnx.importer.onnx_loader import DEFAULT_DOMAINS
+from nnx.importer.shapes import TypeInfo, infer_types, onnx_elem_of
+from nnx.types import ONNX_TO_NP
+
+FOLD_MAX_ELEMENTS = 1 << 20
+"""Fold a node with a result above this size only if it is no larger than its inputs."""
+
+MAX_ROUNDS = 16
+
+NON_DETERMINISTIC = {
+    "RandomNormal",
+    "RandomUniform",
+    "RandomNormalLike",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+}
+
+
+def const_type(arr: np.ndarray) -> TypeInfo:
+    return TypeInfo(onnx_elem_of(arr.dtype), tuple(int(d) for d in arr.shape))
+
+
+def resolve_static(
+    ig: ImportGraph, input_types: dict[str, TypeInfo]
+) -> tuple[dict[str, TypeInfo], str | None]:
+    """Fold to a fixpoint; return the types of every value and a strict-inference error."""
+    types: dict[str, TypeInfo] = dict(input_types)
+    strict_error: str | None = None
+    for _ in range(MAX_ROUNDS):
+        needed = _referenced_consts(ig)
+        inferred, err = infer_types(
+            ig.model, [n.proto for n in ig.nodes], input_types, ig.consts, needed, ig.outputs
+        )
+        strict_error = err
+        for name, t in inferred.items():
+            if name not in ig.consts:
+                types[name] = t
+        if not fold_pass(ig, types):
+            break
+    for name, arr in ig.consts.items():
+        types[name] = const_type(arr)
+    return types, strict_error
+
+
+def _referenced_consts(ig: ImportGraph) -> list[str]:
+    seen: dict[str, None] = {}
+    for n in ig.nodes:
+        for i in n.proto.input:
+            if i in ig.consts:
+                seen.setdefault(i, None)
+    return list(seen)
+
+
+def fold_pass(ig: ImportGraph, types: dict[str, TypeInfo]) -> bool:
+    """One pass over the nodes in order; True if anything was folded."""
+    kept: list[Node] = []
+    changed = False
+    for node in ig.nodes:
+        outs = _try_fold(ig, node, types)
+        if outs is None:
+            kept.append(node)
+            continue
+        for name, arr in zip(node.outputs, outs):
+            if not name:
+                continue
+            ig.consts[name] = arr
+            ig.const_origin[name] = node.proto.name
+            types[name] = const_type(arr)
+        changed = True
+    ig.nodes = kept
+    return changed
+
+
+def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> list[np.ndarray] | None:
+    if node.domain not in DEFAULT_DOMAINS or node.op_type in NON_DETERMINISTIC:
+        return None
+    op = node.op_type
+    if op in ("Shape", "Size") and node.inputs and node.inputs[0]:
+        t = types.get(node.inputs[0])
+        if t is None or not t.static:
+            arr = ig.consts.get(node.inputs[0])
+            if arr is None:
+                return None
+            t = const_type(arr)
+        assert t.shape is not None
+        if op == "Size":
+            return [np.array(int(np.prod(t.shape, dtype=np.int64)), dtype=np.int64)]
+        start = int(node.attrs.get("start", 0))
+        end = node.attrs.get("end")
+        dims = list(t.shape)[start:] if end is None else list(t.shape)[start : int(end)]
+        return [np.array(dims, dtype=np.int64)]
+    present = [i for i in node.inputs if i]
+    if not present or not all(i in ig.consts for i in present):
+        return None
+    if not _small_enough(ig, node, types):
+        return None
+    inputs = [ig.consts[i] if i else None for i in node.inputs]
+    outs = _evaluate(ig, node, inputs)
+    last = max((k for k, o in enumerate(node.outputs) if o), default=-1)
+    if outs is None or len(outs) <= last:
+        return None
+    result: list[np.ndarray] = []
+    for name, val in zip(node.outputs, outs):
+        if not name or val is None:
+            result.append(np.empty((0,), np.float32))  # absent optional output
+            continue
+        arr = np.asarray(val)
+        t = types.get(name) if name else None
+        if t is not None and t.elem in ONNX_TO_NP and arr.dtype != ONNX_TO_NP[t.elem]:
+            arr = arr.astype(ONNX_TO_NP[t.elem])
+        if arr.dtype not in ONNX_TO_NP.values():
+            return None  # e.g. strings: leave it to the op (and its error)
+        result.append(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr))
+    return result
+
+
+def _small_enough(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> bool:
+    out_elems = 0
+    for o in node.outputs:
+        t = types.get(o) if o else None
+        if t is None or not t.static:
+            continue
+        assert t.shape is not None
+        out_elems += int(np.prod(t.shape, dtype=np.int64))
+    if out_elems <= FOLD_MAX_ELEMENTS:
+        return True
+    in_elems = sum(ig.consts[i].size for i in node.inputs if i)
+    return out_elems <= in_elems
+
+
+def _evaluate(ig: ImportGraph, node: Node, inputs: list[np.ndarray | None]) -> list[Any] | None:
+    from nnx.interp import kernels
+
+    if node.op_type in kernels.KERNELS:
+        attrs = dict(node.attrs)
+        if node.op_type == "Split":
+            attrs[getattr(kernels, "NUM_OUTPUTS_ATTR", "_num_outputs")] = len(node.outputs)
+        try:
+            with np.errstate(all="ignore"):
+                return list(kernels.run_kernel(node.op_type, inputs, attrs))
+        except Exception:  # noqa: BLE001 - fall back to the reference evaluator
+            pass
+    return _reference_eval(ig, node, inputs)
+
+
+def _reference_eval(
+    ig: ImportGraph, node: Node, inputs: list[np.ndarray | None]
+) -> list[Any] | None:
+    """Evaluate one node with onnx.reference (ops the kernels do not cover yet)."""
+    try:
+        from onnx.reference import ReferenceEvaluator
+
+        feeds = {}
+        vis = []
+        for name, arr in zip(node.inputs, inputs):
+            if name and arr is not None and name not in feeds:
+                feeds[name] = arr
+                vis.append(helper.make_tensor_value_info(name, onnx_elem_of(arr.dtype), arr.shape))
+        outs = [helper.make_tensor_value_info(o, 0, None) for o in node.outputs if o]
+        graph = helper.make_graph([node.proto], "fold", vis, outs)
+        model = helper.make_model(graph, opset_imports=list(ig.model.opset_import))
+        model.ir_version = ig.model.ir_version or onnx.IR_VERSION
+        with np.errstate(all="ignore"):
+            res = list(ReferenceEvaluator(model).run(None, feeds))
+        return [res.pop(0) if o else None for o in node.outputs]
+    except Exception:  # noqa: BLE001 - cannot fold: keep the node
+        return None

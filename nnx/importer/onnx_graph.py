@@ -1,0 +1,192 @@
+"""The importer's working form of an ONNX graph.
+
+`ImportGraph.from_model` turns a ModelProto into:
+
+* `consts`: name -> numpy array, from initializers and `Constant` nodes;
+* `nodes`: the remaining nodes as `Node` records (ONNX inputs with '' for an absent
+  optional input, outputs, attributes as Python values), topologically sorted;
+* `inputs`: the graph inputs that are not initializers, in ONNX order;
+* `outputs`: the graph outputs.
+
+Constant folding and opset normalisation rewrite this form; the builder turns it
+into graph-dialect IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, NodeProto, ValueInfoProto, numpy_helper
+
+from nnx.importer.onnx_loader import DEFAULT_DOMAINS, default_opset
+from nnx.ir_io import UserError
+
+
+@dataclass
+class Node:
+    proto: NodeProto
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def op_type(self) -> str:
+        return self.proto.op_type
+
+    @property
+    def domain(self) -> str:
+        return self.proto.domain
+
+    @property
+    def label(self) -> str:
+        """The node name, or (unnamed nodes) its first output."""
+        if self.proto.name:
+            return self.proto.name
+        first = next((o for o in self.outputs if o), "")
+        return first
+
+    def where(self) -> str:
+        op = self.op_type if self.domain in DEFAULT_DOMAINS else f"{self.domain}.{self.op_type}"
+        return f"(node '{self.label}', op {op})"
+
+
+def node_error(node: Node, what: str) -> UserError:
+    return UserError(f"{what} {node.where()}")
+
+
+def attribute_value(attr: AttributeProto, node: NodeProto) -> Any:
+    """An ONNX attribute as a Python value (str for STRING, ndarray for TENSOR)."""
+    t = attr.type
+    if t == AttributeProto.FLOAT:
+        return float(attr.f)
+    if t == AttributeProto.INT:
+        return int(attr.i)
+    if t == AttributeProto.STRING:
+        return attr.s.decode("utf-8", errors="replace")
+    if t == AttributeProto.TENSOR:
+        return numpy_helper.to_array(attr.t)
+    if t == AttributeProto.FLOATS:
+        return [float(x) for x in attr.floats]
+    if t == AttributeProto.INTS:
+        return [int(x) for x in attr.ints]
+    if t == AttributeProto.STRINGS:
+        return [s.decode("utf-8", errors="replace") for s in attr.strings]
+    if t == AttributeProto.TENSORS:
+        return [numpy_helper.to_array(x) for x in attr.tensors]
+    kind = AttributeProto.AttributeType.Name(t)
+    raise UserError(
+        f"attribute '{attr.name}' of kind {kind} is not supported "
+        f"(node '{node.name or (node.output[0] if node.output else '')}', op {node.op_type})"
+    )
+
+
+def constant_node_value(node: NodeProto) -> np.ndarray:
+    """The value of an ONNX `Constant` node."""
+    if len(node.attribute) != 1:
+        raise UserError(
+            f"Constant node needs exactly one value attribute "
+            f"(node '{node.name or node.output[0]}', op Constant)"
+        )
+    a = node.attribute[0]
+    where = f"(node '{node.name or node.output[0]}', op Constant)"
+    if a.name == "value":
+        return numpy_helper.to_array(a.t)
+    if a.name == "value_float":
+        return np.array(a.f, dtype=np.float32)
+    if a.name == "value_floats":
+        return np.array(list(a.floats), dtype=np.float32)
+    if a.name == "value_int":
+        return np.array(a.i, dtype=np.int64)
+    if a.name == "value_ints":
+        return np.array(list(a.ints), dtype=np.int64)
+    raise UserError(f"Constant with '{a.name}' is not supported {where}")
+
+
+def tensor_value(t: onnx.TensorProto, what: str) -> np.ndarray:
+    try:
+        return numpy_helper.to_array(t)
+    except Exception as e:  # noqa: BLE001 - wrong raw_data size etc.
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise UserError(f"cannot read {what} (truncated or corrupt file?): {msg}") from None
+
+
+@dataclass
+class ImportGraph:
+    model: onnx.ModelProto
+    opset: int
+    consts: dict[str, np.ndarray]
+    nodes: list[Node]
+    inputs: list[ValueInfoProto]
+    outputs: list[ValueInfoProto]
+    const_origin: dict[str, str] = field(default_factory=dict)
+    """const name -> name of the node it came from (Constant nodes, folded nodes)."""
+
+    @classmethod
+    def from_model(cls, model: onnx.ModelProto, path: str = "<model>") -> ImportGraph:
+        g = model.graph
+        opset = default_opset(model) or 0
+        consts: dict[str, np.ndarray] = {}
+        for t in g.initializer:
+            if not t.name:
+                raise UserError(f"{path}: an initializer has no name")
+            consts[t.name] = tensor_value(t, f"initializer '{t.name}'")
+        for t in g.sparse_initializer:
+            raise UserError(f"{path}: sparse initializer '{t.values.name}' is not supported")
+        inputs = [vi for vi in g.input if vi.name not in consts]
+        origin: dict[str, str] = {}
+        nodes: list[Node] = []
+        for p in g.node:
+            if p.op_type == "Constant" and p.domain in DEFAULT_DOMAINS:
+                if len(p.output) != 1:
+                    raise UserError(f"{path}: Constant node '{p.name}' needs one output")
+                consts[p.output[0]] = constant_node_value(p)
+                origin[p.output[0]] = p.name
+                continue
+            nodes.append(
+                Node(
+                    proto=p,
+                    inputs=list(p.input),
+                    outputs=list(p.output),
+                    attrs={a.name: attribute_value(a, p) for a in p.attribute},
+                )
+            )
+        ig = cls(model, opset, consts, nodes, inputs, list(g.output), origin)
+        ig.nodes = ig._topo_sorted(path)
+        return ig
+
+    def _topo_sorted(self, path: str) -> list[Node]:
+        """Nodes in a valid order (ONNX requires one; repair mild violations)."""
+        defined = set(self.consts) | {vi.name for vi in self.inputs}
+        order: list[Node] = []
+        pending = list(self.nodes)
+        while pending:
+            progress = False
+            rest: list[Node] = []
+            for n in pending:
+                if all((not i) or i in defined for i in n.inputs):
+                    order.append(n)
+                    defined.update(o for o in n.outputs if o)
+                    progress = True
+                else:
+                    rest.append(n)
+            if not progress:
+                n = rest[0]
+                missing = next(i for i in n.inputs if i and i not in defined)
+                produced = {o for m in rest for o in m.outputs}
+                why = (
+                    "is part of a cycle"
+                    if missing in produced
+                    else "is not produced by any node, input or initializer"
+                )
+                raise node_error(n, f"{path}: input '{missing}' {why}")
+            pending = rest
+        for vi in self.outputs:
+            if vi.name not in defined:
+                raise UserError(
+                    f"{path}: graph output '{vi.name}' is not produced by any node "
+                    "(truncated or corrupt file?)"
+                )
+        return order

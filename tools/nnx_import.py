@@ -1,0 +1,86 @@
+"""nnx-import: ONNX model -> graph-dialect IR text.
+
+    nnx-import MODEL.onnx -o OUT.mlir [--input-shape NAME=1x3x224x224 ...] [--batch N]
+               [--print-op-generic] [--no-locations]
+
+`-o -` or no `-o` prints to stdout. A user mistake (bad or truncated file,
+unsupported op, unknown input name, malformed shape, dynamic dim left) ends in one
+line `nnx-import: error: ...` and exit 1; an internal error in one line and exit 2.
+No output file is written on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 1 (argparse's default is 2)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _ArgumentParser(
+        prog="nnx-import",
+        description="Import an ONNX model into the nnx graph dialect.",
+    )
+    p.add_argument("model", metavar="MODEL.onnx", help="the ONNX file")
+    p.add_argument("-o", "--output", default="-", metavar="OUT.mlir",
+                   help="output file ('-' = stdout, the default)")
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DxDx...",
+                   help="static shape of a graph input, e.g. input=1x3x224x224 (repeatable)")
+    p.add_argument("--batch", type=int, default=None, metavar="N",
+                   help="size of every dynamic leading (batch) dim of the inputs")
+    p.add_argument("--print-op-generic", action="store_true",
+                   help="print the generic op form")
+    p.add_argument("--no-locations", action="store_true",
+                   help="do not print op locations (the ONNX node names)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    prog = "nnx-import"
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code) if isinstance(e.code, int) else 1
+    try:
+        from nnx.importer import import_onnx
+        from nnx.importer.shapes import parse_input_shape
+        from nnx.ir_io import UserError, module_to_text, write_text_atomically
+
+        try:
+            shapes: dict[str, tuple[int, ...]] = {}
+            for spec in args.input_shape:
+                name, dims = parse_input_shape(spec)
+                shapes[name] = dims
+            module = import_onnx(args.model, shapes, args.batch)
+            text = module_to_text(
+                module, generic=args.print_op_generic, debuginfo=not args.no_locations
+            )
+            write_text_atomically(args.output, text)
+        except UserError as e:
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else "invalid input"
+            print(f"{prog}: error: {msg}", file=sys.stderr)
+            return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except BaseException as e:  # noqa: BLE001 - never a traceback
+        if isinstance(e, SystemExit):
+            return int(e.code) if isinstance(e.code, int) else 1
+        detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        print(
+            f"{prog}: internal error: {type(e).__name__}: {detail} (while importing "
+            f"'{args.model}'; please report it)",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
