@@ -1,0 +1,40 @@
+"""The one place every nnx pass is registered: pass name -> class factory.
+
+nnx-opt (tools/nnx_opt.py) and the other drivers build their pass pipelines from
+`ALL_PASSES`. Factories import the pass module only when called, so start-up does
+not pay for passes a pipeline does not use. To add a pass: write passes/<name>.py
+with a `@dataclass(frozen=True)` ModulePass subclass (options are its fields) and add
+one line below, keyed by the pass's kebab-case `name`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def _canonicalize() -> type[ModulePass]:
+    from xdsl.transforms.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
+def _dce() -> type[ModulePass]:
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    return DeadCodeElimination
+
+
+def _graph_fold_constants() -> type[ModulePass]:
+    from nnx.passes.graph_fold_constants import GraphFoldConstantsPass
+
+    return GraphFoldConstantsPass
+
+
+ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "canonicalize": _canonicalize,
+    "dce": _dce,
+    "graph-fold-constants": _graph_fold_constants,
+}
+"""Pass name (as written in pipelines) -> function returning the pass class."""
