@@ -1,0 +1,126 @@
+"""`nnx-run PROG.s --input NAME=FILE.npy ... --output-dir DIR --report REPORT.json
+[--trace T.json] [--target FILE]`: run an assembled program on the reference simulator.
+
+Also runnable as `python -m nnx.sim.cli ...`. Every problem (malformed assembly, an
+address outside a cache, a deadlock, a bad input file) is one line on stderr and exit
+status 1; output files are only written after a successful run, each atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from nnx.sim.asm import AsmError, read_program
+from nnx.sim.memory import SimError
+from nnx.target import TargetError, load_target
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _Usage(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="nnx-run", description="Run an nnx assembly program on the reference simulator.")
+    p.add_argument("program", help="the assembly program (PROG.s)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="value of a program input (repeat per input)")
+    p.add_argument("--output-dir", metavar="DIR", help="write each program output as DIR/NAME.npy")
+    p.add_argument("--report", metavar="REPORT.json", help="write the run report (cycles, units, bytes, MACs)")
+    p.add_argument("--trace", metavar="T.json", help="write a Chrome/Perfetto trace (one track per unit)")
+    p.add_argument("--target", metavar="FILE", help="target description (TOML); default: the embedded default")
+    p.add_argument("--samples", type=int, default=200, help=argparse.SUPPRESS)
+    return p
+
+
+def _atomic_write(path: str, write) -> None:
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".nnx-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read_inputs(specs: list[str]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, eq, path = spec.partition("=")
+        if not eq or not name or not path:
+            raise _Usage(f"--input expects NAME=FILE.npy, got '{spec}'")
+        if name in out:
+            raise _Usage(f"--input {name} given twice")
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except OSError as e:
+            raise _Usage(f"--input {name}: cannot read {path}: {e.strerror or e}") from None
+        except ValueError as e:
+            raise _Usage(f"--input {name}: {path} is not a .npy array file ({e})") from None
+        if not isinstance(arr, np.ndarray):
+            raise _Usage(f"--input {name}: {path} holds several arrays, expected one .npy array")
+        out[name] = arr
+    return out
+
+
+def run(argv: list[str] | None = None) -> int:
+    from nnx.sim.report import build_report, report_json
+    from nnx.sim.simulator import Simulator
+    from nnx.sim.trace import build_trace, trace_json
+
+    try:
+        args = _parser().parse_args(argv)
+        target = load_target(args.target)
+        inputs = _read_inputs(args.input)
+        program = read_program(args.program)
+        sim = Simulator(program, target, record_events=True)
+        try:
+            result = sim.run(inputs)
+        except SimError as e:
+            raise _Usage(e.msg) from None
+        report = build_report(result, target, samples=max(2, args.samples))
+        if args.output_dir:
+            try:
+                os.makedirs(args.output_dir, exist_ok=True)
+            except OSError as e:
+                raise _Usage(f"--output-dir {args.output_dir}: {e.strerror}") from None
+            for name, arr in result.outputs.items():
+                _atomic_write(os.path.join(args.output_dir, f"{name}.npy"), lambda f, a=arr: np.save(f, a))
+        if args.report:
+            text = report_json(report).encode()
+            _atomic_write(args.report, lambda f: f.write(text))
+        if args.trace:
+            text = trace_json(build_trace(result, target, report)).encode()
+            _atomic_write(args.trace, lambda f: f.write(text))
+    except _Usage as e:
+        print(f"nnx-run: error: {e}", file=sys.stderr)
+        return 1
+    except (AsmError, TargetError) as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"nnx-run: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,418 @@
+"""The chip description: one source of truth for passes, the cost model and the simulator.
+
+A target file (TOML, see targets/default.toml and README_chip.md) describes the
+accelerator of seed 004 -- storage unit and DMA, instruction cache and instruction
+control unit, mapping unit, input neuron cache, weight cache, operation unit, output
+cache -- with the parallel unit types of seed 000 (DAU memory access, MPU
+matrix/convolution, VPU vector; paragraph 93) whose counts and throughputs drive the
+cost model's T1 (instruction/data read time from the port bandwidth) and T2 (compute
+time from unit counts and throughput; paragraphs 106-109).
+
+`load_target(path=None)` returns a frozen `Target`; `None` (or "default") is the
+embedded default -- the text below, identical to targets/default.toml (a test checks
+it), so it works from an installed wheel. A malformed or inconsistent file raises
+`TargetError` with one line naming the file, the key and the reason:
+
+    targets/x.toml: key 'caches.weight.bytes': must be a positive integer
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+#: Unit types of seed 000 (asm unit names are these plus an index: DAU0, MPU1, ...).
+UNIT_TYPES = ("DAU", "MPU", "VPU")
+#: The mapping unit of seed 004 runs its own instruction queue (MAP0, ...).
+MAPPING_UNIT = "MAP"
+INDEX_FORMS = ("direct", "stride")
+#: asm address spaces -> cache names of the target file; "S" is the storage unit.
+SPACES = {"N": "neuron", "W": "weight", "O": "output"}
+CACHE_NAMES = tuple(SPACES.values())
+
+
+class TargetError(ValueError):
+    """A malformed or inconsistent target description (one line: file, key, reason)."""
+
+
+@dataclass(frozen=True)
+class StorageSpec:
+    bytes: int
+    dma_bytes_per_cycle: int
+    dma_latency_cycles: int
+
+
+@dataclass(frozen=True)
+class ICacheSpec:
+    bytes: int
+    fetch_bytes_per_cycle: int
+    instruction_bytes: int
+
+
+@dataclass(frozen=True)
+class CacheSpec:
+    name: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """One unit type. `throughput` is per instance and per cycle: bytes for DAU (the
+    DMA channel bandwidth), MACs for MPU, elements for VPU, indices for MAP."""
+
+    kind: str
+    count: int
+    throughput: int
+    latency_cycles: int
+
+
+@dataclass(frozen=True)
+class MappingSpec:
+    count: int
+    indices_per_cycle: int
+    index_forms: tuple[str, ...]
+    latency_cycles: int
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    width: int
+    height: int
+    core_memory_bytes: int
+
+    @property
+    def cores(self) -> int:
+        return self.width * self.height
+
+
+@dataclass(frozen=True)
+class TilingSpec:
+    mpu_m: int
+    mpu_n: int
+    mpu_k: int
+    vpu_elements: int
+    element_bytes: int
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    clock_hz: int
+    storage: StorageSpec
+    icache: ICacheSpec
+    caches: tuple[CacheSpec, ...]  # neuron, weight, output
+    units: tuple[UnitSpec, ...]  # DAU, MPU, VPU, MAP (MAP built from [mapping])
+    mapping: MappingSpec
+    mesh: MeshSpec
+    tiling: TilingSpec
+    source: str = "<default>"
+
+    # ---- look-ups ----------------------------------------------------------------
+    def cache(self, name_or_space: str) -> CacheSpec:
+        name = SPACES.get(name_or_space, name_or_space)
+        for c in self.caches:
+            if c.name == name:
+                return c
+        raise KeyError(name_or_space)
+
+    def cache_bytes(self, space: str) -> int:
+        """Capacity of an asm address space (N, W, O; S = storage)."""
+        if space == "S":
+            return self.storage.bytes
+        return self.cache(space).bytes
+
+    def unit(self, kind: str) -> UnitSpec:
+        for u in self.units:
+            if u.kind == kind:
+                return u
+        raise KeyError(kind)
+
+    def unit_names(self) -> list[str]:
+        """Every unit instance, e.g. ['DAU0', 'MPU0', 'VPU0', 'MAP0']."""
+        return [f"{u.kind}{i}" for u in self.units for i in range(u.count)]
+
+    # ---- timing (seed 000's cost model; the simulator uses the same formulas) -------
+    def dma_cycles(self, nbytes: int) -> int:
+        return (
+            self.unit("DAU").latency_cycles
+            + self.storage.dma_latency_cycles
+            + math.ceil(nbytes / self.storage.dma_bytes_per_cycle)
+        )
+
+    def mpu_cycles(self, macs: int) -> int:
+        u = self.unit("MPU")
+        return u.latency_cycles + math.ceil(macs / u.throughput)
+
+    def vpu_cycles(self, elements: int) -> int:
+        u = self.unit("VPU")
+        return u.latency_cycles + math.ceil(elements / u.throughput)
+
+    def map_cycles(self, indices: int) -> int:
+        return self.mapping.latency_cycles + math.ceil(
+            indices / self.mapping.indices_per_cycle
+        )
+
+    def fetch_cycles(self, n_instructions: int) -> int:
+        """T1 for the instruction stream: fetch from the instruction cache, plus one
+        DMA refill from storage per instruction-cache-full of program."""
+        ib = self.icache.instruction_bytes
+        total = n_instructions * ib
+        refills = max(1, math.ceil(total / self.icache.bytes)) if n_instructions else 0
+        return refills * self.storage.dma_latency_cycles + math.ceil(
+            total / min(self.icache.fetch_bytes_per_cycle, self.storage.dma_bytes_per_cycle)
+        )
+
+    def seconds(self, cycles: int | float) -> float:
+        return cycles / self.clock_hz
+
+
+DEFAULT_TARGET_TOML = """# nnx default target: the sparse neural-network operation device of seed 004 (storage
+# unit, DMA, instruction cache, instruction control unit, mapping unit, input neuron
+# cache, weight cache, operation unit, output cache) with the parallel unit types of
+# seed 000 (DAU memory access, MPU matrix/conv, VPU vector). Every key is required;
+# README_chip.md documents each one. Sizes are bytes, times are cycles.
+
+[target]
+name = "nnx-default"
+clock_hz = 1000000000            # 1 GHz
+
+[storage]                        # off-chip storage unit, reached through the DMA
+bytes = 4294967296               # 4 GiB
+dma_bytes_per_cycle = 64         # per DMA channel (one channel per DAU instance)
+dma_latency_cycles = 32          # fixed cost of every DMA transfer
+
+[icache]                         # instruction cache + instruction control unit
+bytes = 65536
+fetch_bytes_per_cycle = 16
+instruction_bytes = 16           # encoded size of one instruction
+
+[caches.neuron]                  # input neuron cache   (asm space N)
+bytes = 1048576
+[caches.weight]                  # weight cache         (asm space W)
+bytes = 1048576
+[caches.output]                  # output cache         (asm space O)
+bytes = 1048576
+
+[units.DAU]                      # memory access (DMA) queues
+count = 1
+latency_cycles = 0               # issue cost per instruction, on top of the DMA latency
+[units.MPU]                      # matrix/convolution units (operation unit, seed 004)
+count = 1
+macs_per_cycle = 1024
+latency_cycles = 16
+[units.VPU]                      # vector units (elementwise, pooling, norms, ...)
+count = 1
+elements_per_cycle = 64
+latency_cycles = 4
+
+[mapping]                        # the mapping unit of seed 004
+count = 1
+indices_per_cycle = 64
+index_forms = ["direct", "stride"]
+latency_cycles = 2
+
+[mesh]                           # many-core arrangement for seed 003 (not simulated)
+width = 4
+height = 4
+core_memory_bytes = 3145728
+
+[tiling]                         # preferred tile sizes for lower-to-chip (elements)
+mpu_m = 64
+mpu_n = 64
+mpu_k = 64
+vpu_elements = 16384
+element_bytes = 4                # the element size the tile-fits-cache check assumes
+"""
+
+
+# --------------------------------------------------------------------------------------
+# Loading and validation
+# --------------------------------------------------------------------------------------
+
+_SCHEMA: dict[str, tuple[str, ...]] = {
+    "target": ("name", "clock_hz"),
+    "storage": ("bytes", "dma_bytes_per_cycle", "dma_latency_cycles"),
+    "icache": ("bytes", "fetch_bytes_per_cycle", "instruction_bytes"),
+    "mapping": ("count", "indices_per_cycle", "index_forms", "latency_cycles"),
+    "mesh": ("width", "height", "core_memory_bytes"),
+    "tiling": ("mpu_m", "mpu_n", "mpu_k", "vpu_elements", "element_bytes"),
+}
+_UNIT_KEYS = {
+    "DAU": ("count", "latency_cycles"),
+    "MPU": ("count", "macs_per_cycle", "latency_cycles"),
+    "VPU": ("count", "elements_per_cycle", "latency_cycles"),
+}
+_NONNEG = {"latency_cycles", "dma_latency_cycles"}
+
+
+class _Reader:
+    def __init__(self, source: str, data: dict[str, Any]):
+        self.source = source
+        self.data = data
+
+    def fail(self, key: str, reason: str) -> TargetError:
+        return TargetError(f"{self.source}: key '{key}': {reason}")
+
+    def table(self, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        node: Any = self.data
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise self.fail(path, "missing table")
+            node = node[part]
+        if not isinstance(node, dict):
+            raise self.fail(path, "must be a table")
+        for k in node:
+            if k not in keys:
+                raise self.fail(f"{path}.{k}", f"unknown key (expected one of: {', '.join(keys)})")
+        for k in keys:
+            if k not in node:
+                raise self.fail(f"{path}.{k}", "missing key")
+        return node
+
+    def int_(self, table: dict[str, Any], path: str, key: str) -> int:
+        v = table[key]
+        nonneg = key in _NONNEG
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (v == 0 and not nonneg):
+            kind = "a non-negative integer" if nonneg else "a positive integer"
+            raise self.fail(f"{path}.{key}", f"must be {kind}, got {v!r}")
+        return v
+
+
+def _check_top(r: _Reader) -> None:
+    known = set(_SCHEMA) | {"caches", "units"}
+    for k in r.data:
+        if k not in known:
+            raise r.fail(k, f"unknown table (expected one of: {', '.join(sorted(known))})")
+
+
+def target_from_dict(data: dict[str, Any], source: str = "<dict>") -> Target:
+    r = _Reader(source, data)
+    _check_top(r)
+    t = r.table("target", _SCHEMA["target"])
+    if not isinstance(t["name"], str) or not t["name"]:
+        raise r.fail("target.name", "must be a non-empty string")
+    clock = r.int_(t, "target", "clock_hz")
+    s = r.table("storage", _SCHEMA["storage"])
+    storage = StorageSpec(*(r.int_(s, "storage", k) for k in _SCHEMA["storage"]))
+    ic = r.table("icache", _SCHEMA["icache"])
+    icache = ICacheSpec(*(r.int_(ic, "icache", k) for k in _SCHEMA["icache"]))
+    if icache.instruction_bytes > icache.bytes:
+        raise r.fail("icache.bytes", "smaller than one instruction (icache.instruction_bytes)")
+
+    cs = r.table("caches", CACHE_NAMES)
+    caches = []
+    for name in CACHE_NAMES:
+        c = r.table(f"caches.{name}", ("bytes",))
+        caches.append(CacheSpec(name, r.int_(c, f"caches.{name}", "bytes")))
+    del cs
+
+    us = r.table("units", UNIT_TYPES)
+    units = []
+    for kind in UNIT_TYPES:
+        path = f"units.{kind}"
+        u = r.table(path, _UNIT_KEYS[kind])
+        count = r.int_(u, path, "count")
+        lat = r.int_(u, path, "latency_cycles")
+        if kind == "DAU":
+            thr = storage.dma_bytes_per_cycle
+        else:
+            thr = r.int_(u, path, _UNIT_KEYS[kind][1])
+        units.append(UnitSpec(kind, count, thr, lat))
+    del us
+
+    m = r.table("mapping", _SCHEMA["mapping"])
+    forms = m["index_forms"]
+    if (
+        not isinstance(forms, list)
+        or not forms
+        or any(f not in INDEX_FORMS for f in forms)
+        or len(set(forms)) != len(forms)
+    ):
+        raise r.fail(
+            "mapping.index_forms",
+            f"must be a non-empty list of distinct index forms from {list(INDEX_FORMS)}, got {forms!r}",
+        )
+    mapping = MappingSpec(
+        r.int_(m, "mapping", "count"),
+        r.int_(m, "mapping", "indices_per_cycle"),
+        tuple(forms),
+        r.int_(m, "mapping", "latency_cycles"),
+    )
+    units.append(UnitSpec(MAPPING_UNIT, mapping.count, mapping.indices_per_cycle, mapping.latency_cycles))
+
+    me = r.table("mesh", _SCHEMA["mesh"])
+    mesh = MeshSpec(*(r.int_(me, "mesh", k) for k in _SCHEMA["mesh"]))
+    ti = r.table("tiling", _SCHEMA["tiling"])
+    tiling = TilingSpec(*(r.int_(ti, "tiling", k) for k in _SCHEMA["tiling"]))
+
+    # ---- consistency ----------------------------------------------------------------
+    eb = tiling.element_bytes
+    need = {
+        "neuron": ("tiling.mpu_m x tiling.mpu_k", tiling.mpu_m * tiling.mpu_k * eb),
+        "weight": ("tiling.mpu_k x tiling.mpu_n", tiling.mpu_k * tiling.mpu_n * eb),
+        "output": ("tiling.mpu_m x tiling.mpu_n", tiling.mpu_m * tiling.mpu_n * eb),
+    }
+    for c in caches:
+        what, nbytes = need[c.name]
+        if c.bytes < nbytes:
+            raise r.fail(
+                f"caches.{c.name}.bytes",
+                f"{c.bytes} bytes is smaller than one MPU tile ({what} elements = {nbytes} bytes)",
+            )
+        if c.bytes < tiling.vpu_elements * eb:
+            raise r.fail(
+                f"caches.{c.name}.bytes",
+                f"{c.bytes} bytes is smaller than one VPU tile (tiling.vpu_elements = "
+                f"{tiling.vpu_elements * eb} bytes)",
+            )
+        if c.bytes > storage.bytes:
+            raise r.fail(f"caches.{c.name}.bytes", "larger than the storage unit (storage.bytes)")
+    if mesh.core_memory_bytes < sum(c.bytes for c in caches):
+        raise r.fail(
+            "mesh.core_memory_bytes",
+            "smaller than the sum of the caches of one core (caches.*.bytes)",
+        )
+    return Target(
+        name=t["name"],
+        clock_hz=clock,
+        storage=storage,
+        icache=icache,
+        caches=tuple(caches),
+        units=tuple(units),
+        mapping=mapping,
+        mesh=mesh,
+        tiling=tiling,
+        source=source,
+    )
+
+
+def parse_target(text: str, source: str = "<string>") -> Target:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise TargetError(f"{source}: malformed TOML: {e}") from None
+    return target_from_dict(data, source)
+
+
+_DEFAULT: Target | None = None
+
+
+def load_target(path: str | None = None) -> Target:
+    """The target described by the TOML file `path`; None or "default": the embedded default."""
+    global _DEFAULT
+    if path is None or path == "default":
+        if _DEFAULT is None:
+            _DEFAULT = parse_target(DEFAULT_TARGET_TOML, "<default>")
+        return _DEFAULT
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise TargetError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TargetError(f"{path}: not a UTF-8 text file") from None
+    return parse_target(text, path)
