@@ -311,7 +311,7 @@ def _set_loc(verts, loc):
 def bisect(g: Graph, verts: np.ndarray, label: np.ndarray, lab: int, loc: np.ndarray,
            target: float, lo1: float, hi1: float, *, by_count: bool, trials: int,
            refine: str, rng: np.random.Generator, frontier_only: bool = True,
-           bias: np.ndarray | None = None) -> np.ndarray:
+           bias: np.ndarray | None = None, fm_passes: int = 4) -> np.ndarray:
     """Bisect the vertices ``verts`` (all with ``label == lab``).
 
     Seed paragraphs 74-76: ``trials`` (4-8) greedy-growing runs from random
@@ -339,7 +339,7 @@ def bisect(g: Graph, verts: np.ndarray, label: np.ndarray, lab: int, loc: np.nda
                     float(target), by_count, side, frontier_only, bias)
         if refine == "fm":
             cut = _fm(g.indptr, g.indices, g.eweight, g.vsize, verts, loc, label, lab, side,
-                      float(lo1), float(hi1), by_count, 8, max(50, m // 50), bias)
+                      float(lo1), float(hi1), by_count, fm_passes, max(50, m // 50), bias)
         if cut < best_cut:
             best_cut = cut
             best = side.copy()

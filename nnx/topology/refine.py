@@ -35,10 +35,15 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
     cst = np.empty(k, dtype=np.float64)
     moved_total = 0
     use_hop = hop_weight > 0.0
+    # only vertices next to a move can have a new cost: later sweeps visit those
+    active = np.ones(n, dtype=np.uint8)
     for _p in range(passes):
         moved = 0
         for t in range(n):
             v = perm[t]
+            if not active[v]:
+                continue
+            active[v] = 0
             p = part[v]
             nt = 0
             for j in range(indptr[v], indptr[v + 1]):
@@ -104,6 +109,8 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
                 load[p] -= sv
                 load[target] += sv
                 moved += 1
+                for j in range(indptr[v], indptr[v + 1]):
+                    active[indices[j]] = 1
         moved_total += moved
         if moved == 0:
             break
