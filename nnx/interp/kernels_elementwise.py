@@ -12,9 +12,9 @@ _ERR = dict(all="ignore")
 
 
 def _f(x: np.ndarray, fn) -> np.ndarray:
-    """Apply fn keeping x's dtype (numpy scalars/float64 promotion guarded)."""
+    """Apply fn keeping x's dtype (float16 is computed in float32, rounded once)."""
     with np.errstate(**_ERR):
-        r = fn(x)
+        r = fn(x.astype(np.float32) if x.dtype == np.float16 else x)
     r = np.asarray(r)
     if r.dtype != x.dtype:
         r = r.astype(x.dtype)
@@ -177,6 +177,8 @@ def _erf(inputs, attrs):
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float16:
+        return _sigmoid(x.astype(np.float32)).astype(np.float16)
     with np.errstate(**_ERR):
         e = np.exp(-np.abs(x))
         one = _c(x, 1)
@@ -292,8 +294,9 @@ def _gelu(inputs, attrs):
 @kernel("Swish")
 def _swish(inputs, attrs):
     x = inputs[0]
-    a = _c(x, attrs.get("alpha", 1.0))
-    return [(x * _sigmoid(x * a)).astype(x.dtype)]
+    xf = x.astype(np.float32) if x.dtype == np.float16 else x
+    a = _c(xf, attrs.get("alpha", 1.0))
+    return [(xf * _sigmoid(xf * a)).astype(x.dtype)]
 
 
 @kernel("Shrink")

@@ -103,6 +103,9 @@ def _im2col(xp: np.ndarray, K, strides, dil, out) -> np.ndarray:
 
 
 def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, attrs) -> np.ndarray:
+    if x.dtype == np.float16:  # accumulate in float32, round once
+        b32 = None if b is None else b.astype(np.float32)
+        return conv(x.astype(np.float32), w.astype(np.float32), b32, attrs).astype(np.float16)
     n, c = x.shape[:2]
     m = w.shape[0]
     r = x.ndim - 2
@@ -242,7 +245,10 @@ def _gemm(inputs, attrs):
 
 @kernel("MatMul")
 def _matmul(inputs, attrs):
-    return [np.matmul(inputs[0], inputs[1])]
+    a, b = inputs[0], inputs[1]
+    if a.dtype == np.float16:
+        return [np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)]
+    return [np.matmul(a, b)]
 
 
 @kernel("Einsum")
