@@ -142,7 +142,9 @@ def dense_attr(value: np.ndarray) -> DenseIntOrFPElementsAttr:
 
     from nnx.types import tensor_type_of
 
-    value = np.ascontiguousarray(value)
+    value = np.asarray(value)
+    if not value.flags.c_contiguous:
+        value = value.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
     if value.dtype == np.bool_:
         value = value.astype(np.int8)  # i1 is stored one byte per element
         ttype = TensorType(IntegerType(1), value.shape)
