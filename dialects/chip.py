@@ -1,0 +1,655 @@
+"""The `chip` dialect: the instructions of the nnx accelerator as ops.
+
+One op per instruction of the ISA (nnx/sim/isa.py has the rules, README_chip.md the
+reference), inside a `chip.program` region op. Addresses are static: every operand is
+a `#chip.tile<SPACE:ADDR, DIMSxTYPE[, [STRIDES]]>` attribute naming a typed (optionally
+strided, strides in elements) range of the storage unit `S` or of the input neuron
+cache `N`, weight cache `W` or output cache `O` of seed 004 (claims 1-4).
+
+    chip.program {storage_bytes = 12288 : i64, target = "nnx-default"} {
+      chip.input @x #chip.tile<S:0x0, 8x64xf32>
+      chip.const @w #chip.tile<S:0x800, 64x32xf32> = dense_resource<w> : tensor<64x32xf32>
+      chip.output @y #chip.tile<S:0x2800, 8x32xf32>
+      chip.load DAU0 #chip.tile<N:0x0, 4x64xf32> <- #chip.tile<S:0x0, 4x64xf32>
+      chip.signal DAU0 ld0
+      chip.wait MPU0 ld0
+      chip.mpu MatMul MPU0 #chip.tile<O:0x0, 4x32xf32> <- #chip.tile<N:0x0, 4x64xf32>, #chip.tile<W:0x0, 64x32xf32> {acc}
+      chip.vpu Relu VPU0 #chip.tile<O:0x0, 4x32xf32> <- #chip.tile<O:0x0, 4x32xf32>
+      ...
+    }
+
+Ops (unit type, seed paragraph):
+
+* `chip.load`, `chip.store`, `chip.move` -- DAU: the DMA between the storage unit and
+  the caches (seed 004 claim 2; seed 000 para. 93, "dau ... memory access").
+* `chip.mpu KIND` -- MPU: Conv/ConvTranspose/MatMul/Gemm/... on tiles, dense or sparse
+  through `nmask`/`wmask` direct-index tiles (seed 004 claims 1, 12; seed 000 para. 93
+  "mpu ... convolution").
+* `chip.vpu KIND`, `chip.fill` -- VPU: any other ONNX op on tiles, evaluated by
+  `nnx.interp.kernels.run_kernel` (seed 000 para. 93 "vpu ... vector").
+* `chip.conn`, `chip.convert`, `chip.combine`, `chip.expand`, `chip.compact` -- the
+  mapping unit (seed 004 claims 5-10: connection data in direct or stride index form,
+  AND / stride intersection, selection of surviving neurons and weights).
+* `chip.signal`, `chip.wait` -- synchronisation between units (counting tokens): units
+  run in parallel and wait only on their dependencies (seed 000 paras. 93, 110).
+* `chip.input`, `chip.output`, `chip.const` -- storage symbols; const values become the
+  data file beside the assembly.
+
+Verification: `verify_()` checks everything target-independent (unit kinds, address
+spaces, alignment, shapes, operand counts); `check_program(op, target)` checks a
+program against a target (addresses within the caches and storage, units that exist).
+Lowering passes build ops from `nnx.sim.isa.Instr` objects with `instr_op(instr)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    SymbolNameConstraint,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from nnx.sim.isa import DTYPES, Instr, Tile, check_instr, check_tile
+
+# --------------------------------------------------------------------------------------
+# Element types and tiles
+# --------------------------------------------------------------------------------------
+
+
+def type_name(t: Attribute) -> str | None:
+    """ISA element-type name of a builtin type (f32, i8, ui16, i1, ...)."""
+    if isinstance(t, Float32Type):
+        return "f32"
+    if isinstance(t, Float16Type):
+        return "f16"
+    if isinstance(t, Float64Type):
+        return "f64"
+    if isinstance(t, IntegerType):
+        w = t.width.data
+        pre = "ui" if t.signedness.data == Signedness.UNSIGNED else "i"
+        name = f"{pre}{w}"
+        return name if name in DTYPES else None
+    return None
+
+
+def type_of_name(name: str) -> Attribute:
+    if name == "f32":
+        return Float32Type()
+    if name == "f16":
+        return Float16Type()
+    if name == "f64":
+        return Float64Type()
+    if name.startswith("ui"):
+        return IntegerType(int(name[2:]), Signedness.UNSIGNED)
+    return IntegerType(int(name[1:]))
+
+
+@irdl_attr_definition
+class TileAttr(ParametrizedAttribute):
+    """`#chip.tile<SPACE:ADDR, DIMSxTYPE[, [STRIDES]]>`: a typed range of a memory.
+
+    SPACE is S (storage unit), N (input neuron cache), W (weight cache) or O (output
+    cache); ADDR a byte address; STRIDES (elements) make a strided view, absent = dense.
+    """
+
+    name = "chip.tile"
+
+    space: StringAttr
+    offset: IntAttr
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+    strides: ArrayAttr[IntAttr]
+
+    @staticmethod
+    def of(t: Tile) -> "TileAttr":
+        return TileAttr(
+            StringAttr(t.space),
+            IntAttr(t.offset),
+            ArrayAttr([IntAttr(d) for d in t.shape]),
+            type_of_name(t.dtype),
+            ArrayAttr([IntAttr(s) for s in (t.strides or ())]),
+        )
+
+    def tile(self) -> Tile:
+        name = type_name(self.element_type)
+        strides = tuple(s.data for s in self.strides.data)
+        return Tile(
+            self.space.data,
+            self.offset.data,
+            tuple(d.data for d in self.shape.data),
+            name if name is not None else "?",
+            strides if strides else None,
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        space = parser.parse_identifier(" (address space S, N, W or O)")
+        parser.parse_punctuation(":")
+        offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation(",")
+        dims, etype = parser.parse_ranked_shape()
+        strides: list[int] = []
+        if parser.parse_optional_punctuation(",") is not None:
+            strides = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+            )
+        parser.parse_punctuation(">")
+        return [
+            StringAttr(space),
+            IntAttr(offset),
+            ArrayAttr([IntAttr(d) for d in dims]),
+            etype,
+            ArrayAttr([IntAttr(s) for s in strides]),
+        ]
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.space.data}:0x{self.offset.data:x}, ")
+        for d in self.shape.data:
+            printer.print_string(f"{d.data}x")
+        printer.print_attribute(self.element_type)
+        if self.strides.data:
+            printer.print_string(", [" + ", ".join(str(s.data) for s in self.strides.data) + "]")
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        if type_name(self.element_type) is None:
+            raise VerifyException(f"#chip.tile: unsupported element type {self.element_type}")
+        err = check_tile(self.tile(), "#chip.tile")
+        if err:
+            raise VerifyException(err)
+
+
+# --------------------------------------------------------------------------------------
+# Program and storage symbols
+# --------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ProgramOp(IRDLOperation):
+    """A chip program: storage symbols and instructions in issue order (seed 004's
+    instruction stream, fetched through the instruction cache)."""
+
+    name = "chip.program"
+    storage_bytes = prop_def(IntegerAttr)
+    target = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, storage_bytes: int, ops: Sequence[IRDLOperation] = (), target: str | None = None):
+        props: dict[str, Attribute] = {"storage_bytes": IntegerAttr(storage_bytes, i64)}
+        if target:
+            props["target"] = StringAttr(target)
+        super().__init__(properties=props, regions=[Region.from_operation_list(list(ops))])  # type: ignore[attr-defined]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        shown: dict[str, Attribute] = dict(self.properties)
+        shown.update(self.attributes)
+        printer.print_attr_dict(shown)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "ProgramOp":
+        d = parser.parse_optional_attr_dict()
+        region = parser.parse_region()
+        props = {k: v for k, v in d.items() if k in ("storage_bytes", "target")}
+        attrs = {k: v for k, v in d.items() if k not in props}
+        op = cls.create(properties=props, attributes=attrs, regions=[region])
+        return op
+
+    def verify_(self) -> None:
+        sb = self.storage_bytes.value.data
+        if sb < 0:
+            raise VerifyException("chip.program: storage_bytes must not be negative")
+        seen: set[tuple[str, str]] = set()
+        for op in self.body.block.ops:
+            if isinstance(op, _SymbolOp):
+                key = (op.name, op.sym_name.data)
+                if key in seen:
+                    raise VerifyException(f"{op.name} @{op.sym_name.data} declared twice")
+                seen.add(key)
+                t = op.tile.tile()
+                if t.end > sb:
+                    raise VerifyException(
+                        f"{op.name} @{op.sym_name.data} ends at byte {t.end}, beyond storage_bytes {sb}"
+                    )
+            elif isinstance(op, ChipInstrOp):
+                for t in op.to_instr().tiles():
+                    if t.space == "S" and t.end > sb:
+                        raise VerifyException(
+                            f"{op.name}: tile {t.text()} ends at byte {t.end}, beyond storage_bytes {sb}"
+                        )
+            else:
+                raise VerifyException(f"chip.program may only hold chip ops, not {op.name}")
+
+    def instructions(self) -> list["ChipInstrOp"]:
+        return [op for op in self.body.block.ops if isinstance(op, ChipInstrOp)]
+
+
+class _SymbolOp(IRDLOperation):
+    sym_name = prop_def(SymbolNameConstraint())
+    tile = prop_def(TileAttr)
+    traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" ")
+        printer.print_attribute(self.tile)
+        self._print_tail(printer)
+        if self.attributes:
+            printer.print_string(" ")
+            printer.print_attr_dict(self.attributes)
+
+    def _print_tail(self, printer: Printer) -> None:
+        pass
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "_SymbolOp":
+        name = parser.parse_symbol_name()
+        tile = parser.parse_attribute()
+        props: dict[str, Attribute] = {"sym_name": name, "tile": tile}
+        if cls is ConstOp:
+            parser.parse_punctuation("=")
+            props["value"] = parser.parse_attribute()
+        attrs = parser.parse_optional_attr_dict()
+        return cls.create(properties=props, attributes=attrs)
+
+    def verify_(self) -> None:
+        t = self.tile.tile()
+        if t.space != "S":
+            raise VerifyException(f"{self.name} @{self.sym_name.data}: must live in storage (S), not {t.space}")
+        if not t.contiguous:
+            raise VerifyException(f"{self.name} @{self.sym_name.data}: must be a dense tile")
+
+
+@irdl_op_definition
+class InputOp(_SymbolOp):
+    """A program input: the caller writes it into the storage unit before the run."""
+
+    name = "chip.input"
+
+
+@irdl_op_definition
+class OutputOp(_SymbolOp):
+    """A program output: read from the storage unit after the run."""
+
+    name = "chip.output"
+
+
+@irdl_op_definition
+class ConstOp(_SymbolOp):
+    """Initial storage contents (weights, constants); nnx-translate writes the values
+    to the data file beside the assembly, never as decimal text."""
+
+    name = "chip.const"
+    value = prop_def(Attribute)
+
+    def _print_tail(self, printer: Printer) -> None:
+        printer.print_string(" = ")
+        printer.print_attribute(self.value)
+
+    def array(self) -> np.ndarray:
+        from nnx.resources import elements_value
+
+        v = self.value
+        if not isinstance(v, (DenseIntOrFPElementsAttr, DenseResourceAttr)):
+            raise VerifyException(f"chip.const @{self.sym_name.data}: value must be dense elements")
+        return np.asarray(elements_value(v))
+
+    def verify_(self) -> None:
+        super().verify_()
+        v = self.value
+        if not isinstance(v, (DenseIntOrFPElementsAttr, DenseResourceAttr)):
+            raise VerifyException(f"chip.const @{self.sym_name.data}: value must be dense or dense_resource elements")
+        ty = v.type
+        if not isinstance(ty, TensorType):
+            raise VerifyException(f"chip.const @{self.sym_name.data}: value must have a tensor type")
+        t = self.tile.tile()
+        if type_name(ty.element_type) != t.dtype or int(np.prod(ty.get_shape())) != t.nelems:
+            raise VerifyException(
+                f"chip.const @{self.sym_name.data}: value {ty} does not fill the tile {t.text()}"
+            )
+
+
+# --------------------------------------------------------------------------------------
+# Instructions
+# --------------------------------------------------------------------------------------
+
+
+def _tiles_attr(tiles: Sequence[Tile | None]) -> ArrayAttr:
+    return ArrayAttr([UnitAttr() if t is None else TileAttr.of(t) for t in tiles])
+
+
+def _py(attr: Attribute) -> Any:
+    from nnx.dialects.graph import attr_to_python
+
+    v = attr_to_python(attr)
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    return v
+
+
+class ChipInstrOp(IRDLOperation):
+    """Base of every instruction op: `unit`, destination and source tiles, parameters."""
+
+    MNEMONIC: ClassVar[str] = ""
+    HEAD: ClassVar[str | None] = None  # a property printed before the unit (kind)
+
+    unit = prop_def(StringAttr)
+    dsts = prop_def(ArrayAttr)
+    srcs = prop_def(ArrayAttr)
+    params = opt_prop_def(DictionaryAttr)
+
+    traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
+
+    # ---- ISA view ------------------------------------------------------------------
+    def mnemonic(self) -> str:
+        return self.MNEMONIC
+
+    def to_instr(self) -> Instr:
+        def tl(arr: ArrayAttr) -> list[Tile | None]:
+            return [a.tile() if isinstance(a, TileAttr) else None for a in arr.data]
+
+        attrs = {} if self.params is None else {k: _py(v) for k, v in self.params.data.items()}
+        opts: dict[str, Any] = {}
+        for k in ("acc",):
+            if k in self.properties:
+                opts[k] = True
+        for k in ("nmask", "wmask"):
+            a = self.properties.get(k)
+            if isinstance(a, TileAttr):
+                opts[k] = a.tile()
+        tok = self.properties.get("token")
+        return Instr(
+            self.unit.data,
+            self.mnemonic(),
+            tl(self.dsts),
+            tl(self.srcs),
+            attrs,
+            opts,
+            tok.data if isinstance(tok, StringAttr) else None,
+        )
+
+    def verify_(self) -> None:
+        for arr in (self.dsts, self.srcs):
+            for a in arr.data:
+                if not isinstance(a, (TileAttr, UnitAttr)):
+                    raise VerifyException(f"{self.name}: operands must be #chip.tile attributes or 'none'")
+        err = check_instr(self.to_instr())
+        if err:
+            raise VerifyException(f"{self.name}: {err}")
+
+    # ---- custom assembly -------------------------------------------------------------
+    def print(self, printer: Printer) -> None:
+        if self.HEAD is not None:
+            printer.print_string(" " + self.properties[self.HEAD].data)  # type: ignore[attr-defined]
+        printer.print_string(f" {self.unit.data}")
+        if isinstance(self, (SignalOp, WaitOp)):
+            printer.print_string(f" {self.token.data}")
+        else:
+            for i, a in enumerate(self.dsts.data):
+                printer.print_string(" " if i == 0 else ", ")
+                self._print_tile(printer, a)
+            if self.srcs.data:
+                printer.print_string(" <-")
+                for i, a in enumerate(self.srcs.data):
+                    printer.print_string(" " if i == 0 else ", ")
+                    self._print_tile(printer, a)
+        skip = {"unit", "dsts", "srcs", "token", self.HEAD}
+        shown = {k: v for k, v in self.properties.items() if k not in skip}
+        shown.update(self.attributes)
+        if shown:
+            printer.print_string(" ")
+            printer.print_attr_dict(shown)
+
+    @staticmethod
+    def _print_tile(printer: Printer, a: Attribute) -> None:
+        if isinstance(a, UnitAttr):
+            printer.print_string("none")
+        else:
+            printer.print_attribute(a)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "ChipInstrOp":
+        props: dict[str, Attribute] = {}
+        if cls.HEAD is not None:
+            props[cls.HEAD] = StringAttr(parser.parse_identifier(f" ({cls.HEAD})"))
+        props["unit"] = StringAttr(parser.parse_identifier(" (unit, e.g. DAU0)"))
+        if cls in (SignalOp, WaitOp):
+            props["token"] = StringAttr(parser.parse_identifier(" (token name)"))
+            props["dsts"] = ArrayAttr([])
+            props["srcs"] = ArrayAttr([])
+        else:
+
+            def one() -> Attribute:
+                if parser.parse_optional_keyword("none") is not None:
+                    return UnitAttr()
+                return parser.parse_attribute()
+
+            dsts: list[Attribute] = []
+            srcs: list[Attribute] = []
+            if parser._current_token.text.startswith("#"):  # noqa: SLF001
+                dsts = parser.parse_comma_separated_list(parser.Delimiter.NONE, one)
+            if parser.parse_optional_punctuation("<") is not None:
+                parser.parse_punctuation("-")
+                srcs = parser.parse_comma_separated_list(parser.Delimiter.NONE, one)
+            props["dsts"] = ArrayAttr(dsts)
+            props["srcs"] = ArrayAttr(srcs)
+        d = parser.parse_optional_attr_dict()
+        names = cls.get_irdl_definition().properties
+        attrs: dict[str, Attribute] = {}
+        for k, v in d.items():
+            if k in names:
+                props[k] = v
+            else:
+                attrs[k] = v
+        return cls.create(properties=props, attributes=attrs)
+
+
+def _mk(name: str, mnemonic: str, doc: str, **extra: Any) -> type[ChipInstrOp]:
+    ns: dict[str, Any] = {
+        "name": name,
+        "MNEMONIC": mnemonic,
+        "__doc__": doc,
+        "__annotations__": {"MNEMONIC": "ClassVar[str]"},
+        "__module__": __name__,
+        **extra,
+    }
+    cls = type(f"{mnemonic.capitalize()}Op", (ChipInstrOp,), ns)
+    return irdl_op_definition(cls)
+
+
+LoadOp = _mk("chip.load", "LOAD", "DAU: DMA a tile from the storage unit into a cache (seed 004 claim 2).")
+StoreOp = _mk("chip.store", "STORE", "DAU: DMA a cache tile to the storage unit (seed 004 claim 2).")
+MoveOp = _mk("chip.move", "MOVE", "DAU: copy a tile between caches (e.g. output cache -> neuron cache).")
+FillOp = _mk("chip.fill", "FILL", "VPU: set every element of a tile to params.value (padding, accumulators).")
+ConnOp = _mk(
+    "chip.conn",
+    "CONN",
+    "MAP: build connection data of a neuron or weight tile: direct index (i1 destination) "
+    "or stride index (i32 destination), 1 where |x| > params.threshold; params.order = "
+    '"out" (per output neuron) or "in" (per input neuron) (seed 004 claims 5-6).',
+)
+ConvertOp = _mk("chip.convert", "CONVERT", "MAP: convert connection data between direct and stride index (claims 9-10).")
+CombineOp = _mk(
+    "chip.combine",
+    "COMBINE",
+    "MAP: combine two connection data: direct+direct AND, stride+stride prefix-sum/"
+    "intersect/difference, mixed: convert the stride one, then AND (claims 7-9).",
+)
+ExpandOp = _mk(
+    "chip.expand",
+    "EXPAND",
+    "MAP: select -- scatter packed surviving values into a dense tile by connection data (claims 5, 21).",
+)
+CompactOp = _mk(
+    "chip.compact",
+    "COMPACT",
+    "MAP: select -- gather the surviving elements of a dense tile by connection data (claims 5, 17-18).",
+)
+
+
+@irdl_op_definition
+class MpuOp(ChipInstrOp):
+    """MPU: one ONNX kind (Conv, ConvTranspose, MatMul, Gemm, ...) on cache tiles.
+
+    Sources are the ONNX inputs in order (`none` = absent optional input), `params` the
+    ONNX attributes, `acc` adds into the destination (reduction tiling), `nmask`/`wmask`
+    are direct-index connection data of the neuron/weight source: only surviving pairs
+    are computed and counted (seed 004 claims 1, 5, 12; seed 000 para. 93)."""
+
+    name = "chip.mpu"
+    HEAD: ClassVar[str | None] = "kind"
+    kind = prop_def(StringAttr)
+    acc = opt_prop_def(UnitAttr)
+    nmask = opt_prop_def(TileAttr)
+    wmask = opt_prop_def(TileAttr)
+
+    def mnemonic(self) -> str:
+        return self.kind.data
+
+
+@irdl_op_definition
+class VpuOp(ChipInstrOp):
+    """VPU: any other ONNX kind on cache tiles, meaning `run_kernel(kind, srcs, params)`
+    (elementwise, activation, pooling, normalisation, softmax, reductions, data
+    movement); `acc` adds into the destination (seed 000 para. 93)."""
+
+    name = "chip.vpu"
+    HEAD: ClassVar[str | None] = "kind"
+    kind = prop_def(StringAttr)
+    acc = opt_prop_def(UnitAttr)
+
+    def mnemonic(self) -> str:
+        return self.kind.data
+
+
+@irdl_op_definition
+class SignalOp(ChipInstrOp):
+    """Any unit: add one to counting token `token` when this unit reaches it."""
+
+    name = "chip.signal"
+    MNEMONIC: ClassVar[str] = "SIGNAL"
+    token = prop_def(StringAttr)
+
+
+@irdl_op_definition
+class WaitOp(ChipInstrOp):
+    """Any unit: wait until token `token` has been signalled, and take one signal."""
+
+    name = "chip.wait"
+    MNEMONIC: ClassVar[str] = "WAIT"
+    token = prop_def(StringAttr)
+
+
+_BY_MNEMONIC: dict[str, type[ChipInstrOp]] = {
+    c.MNEMONIC: c
+    for c in (LoadOp, StoreOp, MoveOp, FillOp, ConnOp, ConvertOp, CombineOp, ExpandOp, CompactOp, SignalOp, WaitOp)
+}
+
+
+def instr_op(ins: Instr) -> ChipInstrOp:
+    """The chip op of an ISA instruction (the builder lowering passes use)."""
+    from nnx.dialects.graph import python_to_attr
+
+    from nnx.sim.isa import MPU_KINDS
+
+    props: dict[str, Attribute] = {
+        "unit": StringAttr(ins.unit),
+        "dsts": _tiles_attr(ins.dsts),
+        "srcs": _tiles_attr(ins.srcs),
+    }
+    cls = _BY_MNEMONIC.get(ins.mnemonic)
+    if cls is None:
+        cls = MpuOp if ins.mnemonic in MPU_KINDS else VpuOp
+        props["kind"] = StringAttr(ins.mnemonic)
+    if ins.attrs:
+        props["params"] = DictionaryAttr({k: python_to_attr(v) for k, v in ins.attrs.items()})
+    for k, v in ins.opts.items():
+        props[k] = UnitAttr() if v is True else TileAttr.of(v)
+    if ins.token is not None:
+        props["token"] = StringAttr(ins.token)
+    return cls.create(properties=props)
+
+
+def check_program(program: ProgramOp, target: Any) -> list[str]:
+    """Target-dependent problems of a program (empty list: it fits the target)."""
+    errors: list[str] = []
+    sb = program.storage_bytes.value.data
+    if sb > target.storage.bytes:
+        errors.append(f"chip.program: storage_bytes {sb} exceeds the target's storage ({target.storage.bytes} bytes)")
+    units = set(target.unit_names())
+    for op in program.instructions():
+        ins = op.to_instr()
+        if ins.unit not in units:
+            errors.append(f"{op.name}: unit {ins.unit} does not exist in target '{target.name}'")
+        for t in ins.tiles():
+            if t.space == "S":
+                continue
+            cap = target.cache_bytes(t.space)
+            if t.end > cap:
+                errors.append(
+                    f"{op.name}: tile {t.text()} ends at byte {t.end}, beyond the "
+                    f"{target.cache(t.space).name} cache ({cap} bytes)"
+                )
+    return errors
+
+
+Chip = Dialect(
+    "chip",
+    [
+        ProgramOp,
+        InputOp,
+        OutputOp,
+        ConstOp,
+        LoadOp,
+        StoreOp,
+        MoveOp,
+        MpuOp,
+        VpuOp,
+        FillOp,
+        ConnOp,
+        ConvertOp,
+        CombineOp,
+        ExpandOp,
+        CompactOp,
+        SignalOp,
+        WaitOp,
+    ],
+    [TileAttr],
+)
