@@ -3,7 +3,8 @@
     nnx-import MODEL.onnx -o OUT.mlir [--input-shape NAME=1x3x224x224 ...] [--batch N]
                [--print-op-generic] [--no-locations]
 
-`-o -` or no `-o` prints to stdout. A user mistake (bad or truncated file,
+`-o -` or no `-o` prints to stdout. Set NNX_DEBUG=1 to get the traceback of an
+internal error. A user mistake (bad or truncated file,
 unsupported op, unknown input name, malformed shape, dynamic dim left) ends in one
 line `nnx-import: error: ...` and exit 1; an internal error in one line and exit 2.
 No output file is written on failure.
@@ -12,6 +13,7 @@ No output file is written on failure.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -39,6 +41,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _default_permissions(path: str) -> None:
+    """mkstemp (inside write_text_atomically) creates 0600 files; use the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.chmod(path, 0o666 & ~umask)
+    except OSError:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     prog = "nnx-import"
     try:
@@ -48,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from nnx.importer import import_onnx
         from nnx.importer.shapes import parse_input_shape
-        from nnx.ir_io import UserError, module_to_text, write_text_atomically
+        from nnx.importer.output import module_chunks
+        from nnx.ir_io import UserError, write_text_atomically
 
         try:
             shapes: dict[str, tuple[int, ...]] = {}
@@ -56,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
                 name, dims = parse_input_shape(spec)
                 shapes[name] = dims
             module = import_onnx(args.model, shapes, args.batch)
-            text = module_to_text(
+            chunks = module_chunks(
                 module, generic=args.print_op_generic, debuginfo=not args.no_locations
             )
-            write_text_atomically(args.output, text)
+            write_text_atomically(args.output, chunks)
+            if args.output != "-":
+                _default_permissions(args.output)
         except UserError as e:
             msg = str(e).strip().splitlines()[0] if str(e).strip() else "invalid input"
             print(f"{prog}: error: {msg}", file=sys.stderr)
@@ -72,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as e:  # noqa: BLE001 - never a traceback
         if isinstance(e, SystemExit):
             return int(e.code) if isinstance(e.code, int) else 1
+        if os.environ.get("NNX_DEBUG"):
+            raise
         detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
         print(
             f"{prog}: internal error: {type(e).__name__}: {detail} (while importing "

@@ -49,7 +49,7 @@ def import_model(
     path: str = "<model>",
 ) -> ModuleOp:
     """Import an in-memory ModelProto (tensor data already loaded)."""
-    from nnx.importer.builder import build_module
+    from nnx.importer.builder import build_module, check_domains
     from nnx.importer.folding import resolve_static
     from nnx.importer.onnx_graph import ImportGraph
     from nnx.importer.onnx_loader import validate_model
@@ -59,6 +59,7 @@ def import_model(
         raise UserError(f"--batch must be a positive integer, not {batch}")
     validate_model(model, path)
     ig = ImportGraph.from_model(model, path)
+    check_domains(ig)
     input_types = fix_input_types(ig.inputs, dict(input_shapes or {}), batch)
     types, strict_error = resolve_static(ig, input_types)
     return build_module(ig, input_types, types, strict_error)

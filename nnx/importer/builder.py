@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.irdl import OptResultDef, VarResultDef
 from xdsl.utils.exceptions import VerifyException
 
 from nnx.importer.normalize import normalize_node
@@ -65,12 +64,18 @@ def _graph_ops() -> dict[str, Any]:
     return ONNX_OPS
 
 
+def check_domains(ig: ImportGraph) -> None:
+    """Fail on the first node of a non-ONNX domain (never foldable, never supported)."""
+    for n in ig.nodes:
+        if n.domain not in DEFAULT_DOMAINS:
+            raise node_error(n, "unsupported op (custom operator domain)")
+
+
 def check_supported(ig: ImportGraph) -> None:
     """Fail on the first node (in order) that no graph op can represent."""
     ops = _graph_ops()
+    check_domains(ig)
     for n in ig.nodes:
-        if n.domain not in DEFAULT_DOMAINS:
-            raise node_error(n, f"unsupported op {n.domain}.{n.op_type} (custom domain)")
         if n.op_type in ops:
             continue
         if n.op_type in _ALIAS_OPS and _aliasable(n):
@@ -142,9 +147,8 @@ def build_module(
         out_types = [
             mlir_tensor_type(types[o], f"result '{o}'") if o else None for o in n.outputs
         ]
-        result_arg = _result_types(cls, n, out_types)
         try:
-            op = cls.build_onnx(inputs, n.attrs, result_arg)
+            op = cls.build_onnx(inputs, n.attrs, out_types)
         except (ValueError, TypeError, VerifyException) as e:
             raise node_error(n, f"cannot express the node as {cls.name}: {_first_line(e)}") from None
         op.location = name_loc(n.label)
@@ -203,35 +207,6 @@ def _dense(arr: np.ndarray) -> DenseIntOrFPElementsAttr:
         el = mlir_type_of_dtype(arr.dtype)
     raw = np.ascontiguousarray(data).tobytes()
     return DenseIntOrFPElementsAttr(TensorType(el, shape), BytesAttr(raw))
-
-
-def _result_types(cls: Any, n: Node, out_types: list[Attribute | None]) -> list[Any]:
-    """The `result_types` argument of build_onnx for the node's outputs."""
-    defs = cls.get_irdl_definition().results
-    if len(defs) == 1 and isinstance(defs[0][1], VarResultDef):
-        if any(t is None for t in out_types[: _last_present(out_types) + 1]):
-            raise node_error(n, "absent outputs in the middle are not supported")
-        return [t for t in out_types if t is not None]
-    while out_types and out_types[-1] is None:
-        out_types = out_types[:-1]
-    if len(out_types) > len(defs):
-        raise node_error(
-            n, f"the node has {len(out_types)} outputs, {cls.name} at most {len(defs)}"
-        )
-    result: list[Any] = []
-    for i, (rname, d) in enumerate(defs):
-        t = out_types[i] if i < len(out_types) else None
-        if isinstance(d, (OptResultDef, VarResultDef)):
-            result.append([] if t is None else [t])
-        elif t is None:
-            raise node_error(n, f"output '{rname}' is required by {cls.name} but absent")
-        else:
-            result.append(t)
-    return result
-
-
-def _last_present(xs: list[Any]) -> int:
-    return max((i for i, x in enumerate(xs) if x is not None), default=-1)
 
 
 def _verify(block: Block, ig: ImportGraph) -> None:
