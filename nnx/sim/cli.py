@@ -115,6 +115,17 @@ def run(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"nnx-run: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
+    except MemoryError:
+        print("nnx-run: error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - never a traceback for the user
+        if os.environ.get("NNX_TRACEBACK"):
+            raise
+        msg = f"{type(e).__name__}: {e}".splitlines()[0]
+        print(f"nnx-run: internal error: {msg} (set NNX_TRACEBACK=1 for details)", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,0 +1,124 @@
+"""nnx-translate: chip-dialect IR -> the nnx assembly text (and its data file).
+
+    nnx-translate --to-asm IN.mlir -o PROG.s [--target FILE]
+
+IN.mlir holds one `chip.program` (at the top level of the module or anywhere inside
+it). PROG.s gets the instructions, one per line; the values of every `chip.const`
+go to the raw little-endian storage image PROG.data beside it (`.data` line with its
+size and crc32 in the header), never as decimal text. The program is checked against
+the target (`--target`, default: the embedded default): addresses within the caches
+and storage, units that exist. Errors are one line and exit 1; nothing is written then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 1
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _ArgumentParser(prog="nnx-translate", description="Translate chip-dialect IR to nnx assembly.")
+    p.add_argument("input", metavar="IN.mlir", help="chip-dialect IR ('-' for stdin)")
+    p.add_argument("--to-asm", action="store_true", required=True, help="emit the assembly text")
+    p.add_argument("-o", "--output", metavar="PROG.s", default="-", help="output file ('-' = stdout)")
+    p.add_argument("--target", metavar="FILE", help="target description checked against (TOML)")
+    return p
+
+
+def data_file_name(asm_path: str) -> str:
+    base = os.path.basename(asm_path)
+    stem = base[:-2] if base.endswith(".s") else base
+    return stem + ".data"
+
+
+def translate(module, asm_path: str, target):
+    """(assembly text, data bytes or None) of the chip.program in `module`."""
+    from nnx.dialects.chip import ConstOp, InputOp, OutputOp, ProgramOp, check_program
+    from nnx.ir_io import UserError
+    from nnx.sim.asm import DataSegment, Program, Symbol, crc32_of, format_program
+
+    programs = [op for op in module.walk() if isinstance(op, ProgramOp)]
+    if len(programs) != 1:
+        raise UserError(f"expected one chip.program, found {len(programs)}")
+    prog_op = programs[0]
+    errors = check_program(prog_op, target)
+    if errors:
+        raise UserError(f"does not fit target '{target.name}': {errors[0]}")
+    prog = Program(path=asm_path, target=prog_op.target.data if prog_op.target else target.name)
+    prog.storage_bytes = prog_op.storage_bytes.value.data
+    consts: list[tuple[int, bytes]] = []
+    for op in prog_op.body.block.ops:
+        if isinstance(op, (InputOp, OutputOp, ConstOp)):
+            sym = Symbol(op.sym_name.data, op.tile.tile())
+            if isinstance(op, InputOp):
+                prog.inputs.append(sym)
+            elif isinstance(op, OutputOp):
+                prog.outputs.append(sym)
+            else:
+                prog.consts.append(sym)
+                arr = np.ascontiguousarray(op.array(), dtype=sym.tile.np_dtype)
+                consts.append((sym.tile.offset, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()))
+    prog.instrs = [op.to_instr() for op in prog_op.instructions()]
+    data = None
+    if consts:
+        consts.sort()
+        lo = consts[0][0]
+        hi = max(a + len(b) for a, b in consts)
+        image = bytearray(hi - lo)
+        for a, b in consts:
+            image[a - lo : a - lo + len(b)] = b
+        data = bytes(image)
+        prog.data.append(DataSegment(data_file_name(asm_path), lo, len(data), crc32_of(data)))
+    return format_program(prog), data
+
+
+def main(argv: list[str] | None = None) -> int:
+    from nnx.ir_io import UserError, read_module, write_text_atomically
+    from nnx.target import TargetError, load_target
+
+    args = _parser().parse_args(argv)
+    try:
+        target = load_target(args.target)
+        module = read_module(args.input)
+        try:
+            module.verify()
+        except Exception as e:  # noqa: BLE001 - a VerifyException is the user's
+            raise UserError(f"{args.input}: error: {str(e).splitlines()[0]}") from None
+        try:
+            text, data = translate(module, args.output, target)
+        except UserError as e:
+            raise UserError(f"{args.input}: error: {e}") from None
+        if data is not None:
+            if args.output == "-":
+                raise UserError("nnx-translate: error: the program has constants: give -o PROG.s so that PROG.data can be written beside it")
+            dpath = os.path.join(os.path.dirname(os.path.abspath(args.output)), data_file_name(args.output))
+            tmp = dpath + ".tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            try:
+                write_text_atomically(args.output, text)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+            os.replace(tmp, dpath)
+        else:
+            write_text_atomically(args.output, text)
+    except (UserError, TargetError) as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"nnx-translate: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
