@@ -585,3 +585,90 @@ def group_keep_mask(
     sizes = np.diff(group_bounds(n, groups))
     del lead
     return np.repeat(keep.reshape(-1, groups), sizes, axis=1).reshape(x.shape)
+
+
+# ----------------------------------------------------------------------------------
+# Convolution on surviving weights
+# ----------------------------------------------------------------------------------
+
+
+def im2col(
+    x: np.ndarray,
+    kernel: tuple[int, int],
+    strides: tuple[int, int] = (1, 1),
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0),
+    dilations: tuple[int, int] = (1, 1),
+) -> tuple[np.ndarray, tuple[int, int]]:
+    """NCHW input -> ``[N, C*kh*kw, Ho*Wo]`` patches (row-major over C, kh, kw), (Ho, Wo).
+
+    `pads` is ONNX's ``[top, left, bottom, right]``.
+    """
+    kh, kw = kernel
+    sh, sw = strides
+    dh, dw = dilations
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    win = np.lib.stride_tricks.sliding_window_view(xp, (span_h, span_w), axis=(2, 3))
+    win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, Ho, Wo, kh, kw]
+    n, c, ho, wo = win.shape[:4]
+    cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kh * kw, ho * wo)
+    return cols, (ho, wo)
+
+
+def conv(
+    x: np.ndarray,
+    w: np.ndarray,
+    conn: np.ndarray,
+    form: str,
+    order: str = PER_OUTPUT,
+    bias: np.ndarray | None = None,
+    strides: list[int] | None = None,
+    pads: list[int] | None = None,
+    dilations: list[int] | None = None,
+    group: int = 1,
+) -> np.ndarray:
+    """ONNX Conv (NCHW, 1-D or 2-D) multiplying only connected weights.
+
+    `conn` is the weights' connection data ``[Cout, Cin/group*kh*kw]`` (per_output;
+    per_input is its transpose): the input neurons of output channel ``o`` are its
+    receptive field. Accumulates in float64; equals the dense conv on the pruned
+    weights up to summation order.
+    """
+    x = np.asarray(x)
+    w = np.asarray(w)
+    dtype = np.result_type(x, w)
+    one_d = x.ndim == 3
+    if one_d:
+        x, w = x[:, :, None, :], w[:, :, None, :]
+        strides = [1, *(strides or [1])]
+        dilations = [1, *(dilations or [1])]
+        p = pads or [0, 0]
+        pads = [0, p[0], 0, p[1]]
+    strides = list(strides or [1, 1])
+    dilations = list(dilations or [1, 1])
+    pads = list(pads or [0, 0, 0, 0])
+    conn = np.asarray(conn)
+    if order == PER_INPUT:
+        conn = reorder(conn, form)
+    cout, cin_g, kh, kw = w.shape
+    mask = (conn if form == DIRECT else stride_to_direct(conn)).astype(bool)
+    if mask.shape != (cout, cin_g * kh * kw):
+        raise ConnectionDataError(
+            f"conv connection data {mask.shape} does not match weights {w.shape}"
+        )
+    cols, (ho, wo) = im2col(x.astype(np.float64), (kh, kw), strides, pads, dilations)
+    wm = w.reshape(cout, -1).astype(np.float64)
+    y = np.zeros((x.shape[0], cout, ho * wo), dtype=np.float64)
+    per_group = cout // group
+    k = cin_g * kh * kw
+    for o in range(cout):
+        keep = np.flatnonzero(mask[o])
+        if keep.size:
+            g = o // per_group
+            y[:, o, :] = np.matmul(wm[o, keep], cols[:, g * k + keep, :])
+    if bias is not None:
+        y += np.asarray(bias, dtype=np.float64)[None, :, None]
+    y = y.reshape(x.shape[0], cout, ho, wo)
+    if one_d:
+        y = y[:, :, 0, :]
+    return y.astype(dtype)
