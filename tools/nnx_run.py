@@ -133,7 +133,6 @@ def _interpret(args: argparse.Namespace) -> int:
 
     from nnx.interp.interpreter import (
         InterpError,
-        describe,
         find_function,
         output_names,
         run_function,
@@ -163,7 +162,6 @@ def _interpret(args: argparse.Namespace) -> int:
     if args.print or not args.output_dir:
         for name, arr in zip(names, results.values()):
             print(_summary(name, arr))
-    _ = describe
     return 0
 
 

@@ -41,10 +41,13 @@ def location_text(op: Operation) -> str:
     loc = getattr(op, "location", None)
     if loc is None or isinstance(loc, UnknownLoc):
         return ""
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.value.data}:{loc.column.value.data}"
-    if isinstance(loc, NameLoc):
-        return f'"{loc.name.data}"'
+    try:
+        if isinstance(loc, FileLineColLoc):
+            return f"{_plain(loc.filename)}:{_plain(loc.line)}:{_plain(loc.column)}"
+        if isinstance(loc, NameLoc):
+            return f'"{_plain(loc.name)}"'
+    except AttributeError:
+        pass
     try:
         from io import StringIO
 
@@ -55,6 +58,15 @@ def location_text(op: Operation) -> str:
         return s.getvalue()
     except Exception:  # noqa: BLE001
         return ""
+
+
+def _plain(v: Any) -> Any:
+    """The Python value inside an attribute (StringAttr, IntAttr, IntegerAttr...)."""
+    for _ in range(3):
+        if isinstance(v, (str, int, float)):
+            return v
+        v = getattr(v, "value", None) if hasattr(v, "value") else getattr(v, "data", v)
+    return v
 
 
 def describe(op: Operation) -> str:

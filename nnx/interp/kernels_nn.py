@@ -11,7 +11,6 @@ pixels or channels.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -569,5 +568,3 @@ def _space_to_depth(inputs, attrs):
         t = t.transpose(0, 3, 5, 1, 2, 4)
     return [t.reshape(n, c * bs * bs, h // bs, w // bs)]
 
-
-_ = math

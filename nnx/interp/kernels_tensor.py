@@ -555,7 +555,7 @@ def _resize(inputs, attrs):
         sc = [float(v) for v in scales.reshape(-1)]
         for i, a in enumerate(axes):
             scale_f[a] = sc[i]
-            out_size[a] = int(np.floor(x.shape[a] * np.float32(sc[i]))) if False else int(x.shape[a] * sc[i])
+            out_size[a] = int(x.shape[a] * sc[i])  # floor, as ONNX
     else:
         raise KernelError("Resize: neither scales nor sizes")
     mode = attrs.get("mode", "nearest")
