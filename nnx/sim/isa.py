@@ -21,11 +21,12 @@ Units (one instruction queue each; names are the type plus an index, e.g. `MPU0`
 
 Address spaces: `N` input neuron cache, `W` weight cache, `O` output cache (seed 004
 claim 3), `S` the off-chip storage unit. Addresses are byte offsets; strides are in
-elements. Connection data live in caches as tiles: a *direct index* is an `i1` tile
-(one byte per flag, 1 where |x| > threshold); a *stride index* is a 1-D `i32` tile of
-capacity L+1 for an index space of L positions: element 0 is the number k of kept
-positions, elements 1..k the distances between consecutive kept positions (the first
-one measured from position 0).
+elements. Connection data live in caches as tiles in the storage forms of
+`nnx.connection_data` (the sparse dialect's): one string per index of the leading
+dimensions, along the last axis. A *direct index* is a `ui8` (or `i1`) tile, 1 where
+|x| > threshold; a *stride index* is an `i32` tile of the same shape, left-packed
+distances between consecutive kept positions (the first measured from position 0),
+padded with -1.
 """
 
 from __future__ import annotations
@@ -226,13 +227,22 @@ def check_tile(t: Tile, what: str) -> str | None:
     return None
 
 
-def index_space(t: Tile) -> tuple[int, ...] | None:
-    """Shape of the index space of a connection-data tile (None: not an index tile)."""
-    if t.dtype == "i1":
-        return t.shape
-    if t.dtype == "i32" and len(t.shape) == 1 and t.shape[0] >= 2:
-        return (t.shape[0] - 1,)
+DIRECT_TYPES = ("ui8", "i1")
+STRIDE_TYPES = ("i32",)
+
+
+def index_form(t: Tile) -> str | None:
+    """'direct', 'stride' or None (not a connection-data tile), from the element type."""
+    if t.dtype in DIRECT_TYPES:
+        return "direct"
+    if t.dtype in STRIDE_TYPES:
+        return "stride"
     return None
+
+
+def index_space(t: Tile) -> tuple[int, ...] | None:
+    """Shape of the positions a connection-data tile indexes (None: not an index tile)."""
+    return t.shape if index_form(t) is not None and t.shape else None
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -348,8 +358,8 @@ def _check_compute(ins: Instr, masks: bool) -> str | None:
         elif masks and k in ("nmask", "wmask"):
             if not isinstance(v, Tile):
                 return f"{ins.mnemonic}: '{k}' must be a tile"
-            if v.dtype != "i1" or v.space not in CACHE_SPACES:
-                return f"{ins.mnemonic}: '{k}' must be a direct-index (i1) tile in a cache"
+            if v.dtype not in DIRECT_TYPES or v.space not in CACHE_SPACES:
+                return f"{ins.mnemonic}: '{k}' must be a direct-index (ui8 or i1) tile in a cache"
             j = 0 if k == "nmask" else 1
             src = ins.srcs[j] if j < len(ins.srcs) else None
             if src is None or src.shape != v.shape:
@@ -392,15 +402,11 @@ def _check_conn(ins: Instr) -> str | None:
         return "CONN: 'order' must be \"out\" (per output neuron) or \"in\" (per input neuron)"
     if order == "in" and len(s.shape) != 2:
         return "CONN: order \"in\" needs a rank-2 weight tile [outputs, inputs]"
-    if d.dtype == "i1":
-        want = s.shape if order == "out" else (s.shape[1], s.shape[0])
-        if d.shape != want:
-            return f"CONN: a direct index has the source's shape {'x'.join(map(str, want))}"
-    elif d.dtype == "i32":
-        if d.shape != (s.nelems + 1,):
-            return f"CONN: a stride index of {s.nelems} positions is an i32 tile of shape {s.nelems + 1}"
-    else:
-        return "CONN: the destination must be a direct (i1) or stride (i32) index tile"
+    want = s.shape if order == "out" else (s.shape[1], s.shape[0])
+    if index_form(d) is None:
+        return "CONN: the destination must be a direct (ui8/i1) or stride (i32) index tile"
+    if d.shape != want:
+        return f"CONN: the connection data have the source's shape {'x'.join(map(str, want))}"
     return None
 
 
@@ -410,13 +416,12 @@ def _check_convert(ins: Instr) -> str | None:
         return err
     d, s = ins.dsts[0], ins.srcs[0]
     assert d is not None and s is not None
-    di, si = index_space(d), index_space(s)
-    if di is None or si is None:
-        return "CONVERT: operands must be connection data (i1 direct or i32 stride index tiles)"
-    if d.dtype == s.dtype:
+    if index_form(d) is None or index_form(s) is None:
+        return "CONVERT: operands must be connection data (ui8/i1 direct or i32 stride index tiles)"
+    if index_form(d) == index_form(s):
         return "CONVERT: source and destination have the same index form"
-    if int(np.prod(di)) != int(np.prod(si)):
-        return "CONVERT: source and destination index different numbers of positions"
+    if d.shape != s.shape:
+        return "CONVERT: source and destination shapes differ"
     return None
 
 
@@ -426,14 +431,14 @@ def _check_combine(ins: Instr) -> str | None:
         return err
     spaces = [index_space(t) for t in (ins.dsts + ins.srcs) if t is not None]
     if any(x is None for x in spaces):
-        return "COMBINE: operands must be connection data (i1 direct or i32 stride index tiles)"
+        return "COMBINE: operands must be connection data (ui8/i1 direct or i32 stride index tiles)"
     a, b = spaces[1], spaces[2]
     assert a is not None and b is not None
     both = _broadcast(a, b)
-    if both is None:
-        return "COMBINE: the two connection data index incompatible position sets"
+    if both is None or a[-1] != b[-1]:
+        return "COMBINE: the two connection data have strings of different lengths or shapes"
     if spaces[0] != both:
-        return f"COMBINE: the destination must index {'x'.join(map(str, both))} positions"
+        return f"COMBINE: the destination must have shape {'x'.join(map(str, both))}"
     return None
 
 
@@ -445,7 +450,7 @@ def _check_select(ins: Instr) -> str | None:
     assert d is not None and s is not None and c is not None
     ci = index_space(c)
     if ci is None:
-        return f"{ins.mnemonic}: source #1 must be connection data (i1 or i32 index tile)"
+        return f"{ins.mnemonic}: source #1 must be connection data (ui8/i1 or i32 index tile)"
     dense, packed = (d, s) if ins.mnemonic == "EXPAND" else (s, d)
     if d.dtype != s.dtype:
         return f"{ins.mnemonic}: element types differ ({d.dtype} <- {s.dtype})"

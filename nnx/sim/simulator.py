@@ -119,7 +119,7 @@ class Simulator:
                 f"the program expects {'x'.join(map(str, t.shape))}"
             )
         want = DTYPES[t.dtype]
-        if value.dtype != want and not np.can_cast(value.dtype, want, "same_kind"):
+        if value.dtype != want and value.dtype.kind != want.kind:
             raise SimError(f"input '{name}' has element type {value.dtype}, the program expects {t.dtype}")
         self.storage.view(t)[...] = value
 

@@ -18,18 +18,18 @@ for execution time), its cycle cost, and the byte ranges it reads and writes.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
 
+from nnx import connection_data as cd
 from nnx.interp import kernels
 from nnx.sim.isa import (
     MPU_KINDS,
     Instr,
     Tile,
     dense_macs,
-    index_space,
+    index_form,
     map_indices,
     vpu_elements,
 )
@@ -123,35 +123,13 @@ class DirectMemoryAccess:
 
 
 def positions_of(view: np.ndarray, tile: Tile, line: int) -> np.ndarray:
-    """Kept positions (sorted) of a connection-data tile, direct or stride form."""
-    if tile.dtype == "i1":
+    """Kept positions (row-major over the whole tile) of connection data of either form."""
+    if index_form(tile) == "direct":
         return np.flatnonzero(view)
-    n = view.shape[0] - 1
-    k = int(view[0])
-    if k < 0 or k > n:
-        raise SimError(f"stride index at {tile.text()} holds {k} entries, capacity {n}", line)
-    st = view[1 : k + 1].astype(np.int64)
-    if k and (st[0] < 0 or (st[1:] <= 0).any()):
-        raise SimError(f"stride index at {tile.text()} has a non-increasing position", line)
-    pos = np.cumsum(st)
-    if k and pos[-1] >= n:
-        raise SimError(f"stride index at {tile.text()} points past its {n} positions", line)
-    return pos
-
-
-def write_positions(view: np.ndarray, tile: Tile, pos: np.ndarray) -> None:
-    """Store sorted kept positions into a connection-data tile of either form."""
-    if tile.dtype == "i1":
-        flat = np.zeros(view.size, dtype=np.bool_)
-        flat[pos] = True
-        view[...] = flat.reshape(view.shape)
-        return
-    k = pos.size
-    view[0] = k
-    if k:
-        view[1] = pos[0]
-        view[2 : k + 1] = np.diff(pos)
-    view[k + 1 :] = 0
+    try:
+        return np.flatnonzero(cd.stride_to_direct(view))
+    except cd.ConnectionDataError as e:
+        raise SimError(f"malformed stride index at {tile.text()}: {e}", line) from None
 
 
 class MappingUnit:
@@ -170,48 +148,42 @@ class MappingUnit:
         svs = [v(t) for t in srcs]
         line = ins.line
         mn = ins.mnemonic
+        dform = index_form(d)
+
+        def guard(fn: Callable[[], None]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    fn()
+                except cd.ConnectionDataError as e:
+                    raise SimError(f"{mn}: {e}", line) from None
+
+            return run
+
         if mn == "CONN":
             th = float(ins.attrs["threshold"])
             order_in = ins.attrs.get("order", "out") == "in"
-            sv, st = svs[0], srcs[0]
+            sv = svs[0]
+            build = cd.direct_index if dform == "direct" else cd.stride_index
 
             def run() -> None:
-                keep = np.abs(sv) > th
-                if order_in:
-                    keep = keep.T
-                if d.dtype == "i1":
-                    dv[...] = keep
-                else:
-                    write_positions(dv, d, np.flatnonzero(keep))
+                dv[...] = build(sv.T if order_in else sv, th)
 
         elif mn == "CONVERT":
             sv, st = svs[0], srcs[0]
+            sform = index_form(st)
 
+            @guard
             def run() -> None:
-                write_positions(dv, d, positions_of(sv, st, line))
+                dv[...] = cd.convert(sv, sform, dform)
 
         elif mn == "COMBINE":
             (av, bv), (at, bt) = svs, srcs
+            fa, fb = index_form(at), index_form(bt)
 
+            @guard
             def run() -> None:
-                if at.dtype == "i1" and bt.dtype == "i1":  # claim 8: AND
-                    m = np.logical_and(av, bv)
-                    if d.dtype == "i1":
-                        dv[...] = m
-                    else:
-                        write_positions(dv, d, np.flatnonzero(m))
-                elif at.dtype == "i32" and bt.dtype == "i32":  # claim 7
-                    pa = positions_of(av, at, line)
-                    pb = positions_of(bv, bt, line)
-                    write_positions(dv, d, np.intersect1d(pa, pb, assume_unique=True))
-                else:  # claim 9: convert the stride one to direct, then AND
-                    ma = av if at.dtype == "i1" else _direct(av, at, index_space(at), line)
-                    mb = bv if bt.dtype == "i1" else _direct(bv, bt, index_space(bt), line)
-                    m = np.logical_and(ma, mb)
-                    if d.dtype == "i1":
-                        dv[...] = m
-                    else:
-                        write_positions(dv, d, np.flatnonzero(m))
+                res, form = cd.combine(av, fa, bv, fb, mixed=dform)
+                dv[...] = res if form == dform else cd.convert(res, form, dform)
 
         elif mn == "EXPAND":
             (vals, cv), (vt, ct) = svs, srcs
@@ -242,13 +214,6 @@ class MappingUnit:
         mop.cycles = self.target.map_cycles(map_indices(ins))
         mop.reads = _ranges(srcs)
         mop.writes = _ranges([d])
-
-
-def _direct(view: np.ndarray, tile: Tile, shape: tuple[int, ...] | None, line: int) -> np.ndarray:
-    assert shape is not None
-    m = np.zeros(int(np.prod(shape)), dtype=np.bool_)
-    m[positions_of(view, tile, line)] = True
-    return m.reshape(shape)
 
 
 # --------------------------------------------------------------------------------------
@@ -365,8 +330,7 @@ class OperationUnit:
                     am = am.T
                 if bm is not None and attrs.get("transB", 0):
                     bm = bm.T
-            k = reduction_len = a_t.shape[0] if (kind == "Gemm" and attrs.get("transA", 0)) else a_t.shape[-1]
-            del reduction_len
+            k = a_t.shape[0] if (kind == "Gemm" and attrs.get("transA", 0)) else a_t.shape[-1]
             if am is None and bm is not None and bm.ndim == 2:
                 return (a_t.nelems // k) * int(np.count_nonzero(bm))
             if bm is None and am is not None and b_t.ndim == 2:
@@ -455,5 +419,4 @@ __all__ = [
     "EXEC",
     "WAIT",
     "SIGNAL",
-    "math",
 ]
