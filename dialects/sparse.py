@@ -122,34 +122,38 @@ class ConnType(ParametrizedAttribute, TypeAttribute):
         """Run-time dtype: uint8 for direct, int32 (padded with -1) for stride."""
         return np.dtype(np.uint8) if self.form_name == DIRECT else np.dtype(np.int32)
 
-    def verify(self) -> None:
-        if self.form_name not in FORMS:
-            raise VerifyException(
-                f"!sparse.conn: form must be direct or stride, not '{self.form_name}'"
-            )
-        if self.order_name not in ORDERS:
-            raise VerifyException(
+    @staticmethod
+    def problem(form: str, shape: Sequence[int], order: str) -> str | None:
+        """Why (form, shape, order) is not a valid connection-data type (None if it is)."""
+        if form not in FORMS:
+            return f"!sparse.conn: form must be direct or stride, not '{form}'"
+        if order not in ORDERS:
+            return (
                 "!sparse.conn: order must be neuron, per_output or per_input, "
-                f"not '{self.order_name}'"
+                f"not '{order}'"
             )
-        shape = self.get_shape()
         if not shape:
-            raise VerifyException("!sparse.conn: needs at least one dimension (the string)")
+            return "!sparse.conn: needs at least one dimension (the string)"
         if any(d < 1 for d in shape):
-            raise VerifyException(f"!sparse.conn: dimensions must be >= 1, got {list(shape)}")
-        if self.order_name == PER_INPUT and len(shape) != 2:
-            raise VerifyException(
+            return f"!sparse.conn: dimensions must be >= 1, got {list(shape)}"
+        if order == PER_INPUT and len(shape) != 2:
+            return (
                 "!sparse.conn: per_input connection data is [in, out] (rank 2), "
                 f"got rank {len(shape)}"
             )
-        if self.order_name == PER_OUTPUT and len(shape) < 2:
-            raise VerifyException(
-                "!sparse.conn: per_output connection data is [..., out, in] (rank >= 2)"
-            )
+        if order == PER_OUTPUT and len(shape) < 2:
+            return "!sparse.conn: per_output connection data is [..., out, in] (rank >= 2)"
+        return None
+
+    def verify(self) -> None:
+        msg = self.problem(self.form_name, self.get_shape(), self.order_name)
+        if msg is not None:
+            raise VerifyException(msg)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
+            start = parser.pos
             form = parser.parse_identifier("connection-data form (direct or stride)")
             parser.parse_punctuation(",")
             dims = parser.parse_dimension_list()
@@ -157,6 +161,9 @@ class ConnType(ParametrizedAttribute, TypeAttribute):
                 parser.raise_error("expected the connection-data shape, e.g. 64x128")
             parser.parse_punctuation(",")
             order = parser.parse_identifier("order (neuron, per_output or per_input)")
+        msg = cls.problem(form, dims, order)
+        if msg is not None:
+            parser.raise_error(msg, start, parser.pos)
         return [StringAttr(form), ArrayAttr([IntAttr(d) for d in dims]), StringAttr(order)]
 
     def print_parameters(self, printer: Printer) -> None:
@@ -410,15 +417,15 @@ def combined_type(a: ConnType, b: ConnType, form: str | None, op: str = "sparse.
             f"not {form}"
         )
     sa, sb = a.get_shape(), b.get_shape()
-    if sa[-1] != sb[-1]:
-        raise VerifyException(
-            f"{op}: strings of length {sa[-1]} and {sb[-1]} cannot be combined"
-        )
     oa, ob = a.order_name, b.order_name
     if PER_INPUT in (oa, ob) and oa != ob:
         raise VerifyException(
             f"{op}: per_input weight connection data can only combine with per_input; "
             "convert it to per_output first (strings over the input neurons)"
+        )
+    if sa[-1] != sb[-1]:
+        raise VerifyException(
+            f"{op}: strings of length {sa[-1]} and {sb[-1]} cannot be combined"
         )
     if oa == ob:
         return ConnType(form, _broadcast(op, sa, sb), oa)
@@ -647,7 +654,11 @@ def _check_compute_conn(
             raise VerifyException(
                 f"{op}: connection data must be weight-only ([out, in] or [in, out]), got {c}"
             )
-        if _broadcast(op, lead, x_lead) != tuple(x_lead):
+        try:
+            ok = np.broadcast_shapes(tuple(lead), tuple(x_lead)) == tuple(x_lead)
+        except ValueError:
+            ok = False
+        if not ok:
             raise VerifyException(
                 f"{op}: leading dims {list(lead)} of the connection data do not "
                 f"broadcast to the input's {list(x_lead)}"

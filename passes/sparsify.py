@@ -147,6 +147,7 @@ class _SparsifyPattern(RewritePattern):
         attr = dense_attr(value) if value.size <= 16 else register_array(value, hint=hint)
         c = ConstantOp(attr)
         c.location = old.location
+        c.output.name_hint = (old.output.name_hint or "w") + "_sparse"
         rewriter.insert(c, InsertPoint.after(old))
         return c
 
@@ -161,6 +162,7 @@ class _SparsifyPattern(RewritePattern):
 
         threshold = max(self.cfg.weight_threshold, 0.0)
         c = ConnectOp(weights, threshold, self.cfg.form, self.cfg.order, layout or OUT_IN, after)
+        c.result.name_hint = (weights.name_hint or "w") + "_conn"
         rewriter.insert(c)
         return c.result
 
