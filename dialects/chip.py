@@ -160,7 +160,14 @@ class TileAttr(ParametrizedAttribute):
         parser.parse_punctuation(":")
         offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
         parser.parse_punctuation(",")
+        pos = parser.pos
         dims, etype = parser.parse_ranked_shape()
+        if type_name(etype) is None:
+            parser.raise_error(
+                f"unsupported tile element type {etype} (expected one of {', '.join(DTYPES)})",
+                pos,
+                parser.pos,
+            )
         strides: list[int] = []
         if parser.parse_optional_punctuation(",") is not None:
             strides = parser.parse_comma_separated_list(
@@ -184,12 +191,8 @@ class TileAttr(ParametrizedAttribute):
             printer.print_string(", [" + ", ".join(str(s.data) for s in self.strides.data) + "]")
         printer.print_string(">")
 
-    def verify(self) -> None:
-        if type_name(self.element_type) is None:
-            raise VerifyException(f"#chip.tile: unsupported element type {self.element_type}")
-        err = check_tile(self.tile(), "#chip.tile")
-        if err:
-            raise VerifyException(err)
+    # Tiles are checked by the ops that use them (check_instr / _SymbolOp.verify_), so
+    # that a bad address is reported at the op with the op's location.
 
 
 # --------------------------------------------------------------------------------------
@@ -242,22 +245,16 @@ class ProgramOp(IRDLOperation):
                 if key in seen:
                     raise VerifyException(f"{op.name} @{op.sym_name.data} declared twice")
                 seen.add(key)
-                t = op.tile.tile()
-                if t.end > sb:
-                    raise VerifyException(
-                        f"{op.name} @{op.sym_name.data} ends at byte {t.end}, beyond storage_bytes {sb}"
-                    )
-            elif isinstance(op, ChipInstrOp):
-                for t in op.to_instr().tiles():
-                    if t.space == "S" and t.end > sb:
-                        raise VerifyException(
-                            f"{op.name}: tile {t.text()} ends at byte {t.end}, beyond storage_bytes {sb}"
-                        )
-            else:
+            elif not isinstance(op, ChipInstrOp):
                 raise VerifyException(f"chip.program may only hold chip ops, not {op.name}")
 
     def instructions(self) -> list["ChipInstrOp"]:
         return [op for op in self.body.block.ops if isinstance(op, ChipInstrOp)]
+
+
+def _storage_bytes(op: IRDLOperation) -> int | None:
+    p = op.parent_op()
+    return p.storage_bytes.value.data if isinstance(p, ProgramOp) else None
 
 
 class _SymbolOp(IRDLOperation):
@@ -291,10 +288,16 @@ class _SymbolOp(IRDLOperation):
 
     def verify_(self) -> None:
         t = self.tile.tile()
+        err = check_tile(t, f"@{self.sym_name.data}")
+        if err:
+            raise VerifyException(f"{self.name} {err}")
         if t.space != "S":
             raise VerifyException(f"{self.name} @{self.sym_name.data}: must live in storage (S), not {t.space}")
         if not t.contiguous:
             raise VerifyException(f"{self.name} @{self.sym_name.data}: must be a dense tile")
+        sb = _storage_bytes(self)
+        if sb is not None and t.end > sb:
+            raise VerifyException(f"{self.name} @{self.sym_name.data} ends at byte {t.end}, beyond storage_bytes {sb}")
 
 
 @irdl_op_definition
@@ -410,9 +413,14 @@ class ChipInstrOp(IRDLOperation):
             for a in arr.data:
                 if not isinstance(a, (TileAttr, UnitAttr)):
                     raise VerifyException(f"{self.name}: operands must be #chip.tile attributes or 'none'")
-        err = check_instr(self.to_instr())
+        ins = self.to_instr()
+        err = check_instr(ins)
         if err:
             raise VerifyException(f"{self.name}: {err}")
+        sb = _storage_bytes(self)
+        for t in ins.tiles():
+            if sb is not None and t.space == "S" and t.end > sb:
+                raise VerifyException(f"{self.name}: tile {t.text()} ends at byte {t.end}, beyond storage_bytes {sb}")
 
     # ---- custom assembly -------------------------------------------------------------
     def print(self, printer: Printer) -> None:
