@@ -268,8 +268,9 @@ class SparsifyGemm(_SparsifyPattern):
             return
         after = list(op.after)
         wc = self._new_constant(rewriter, const, pruned, "sparse_w")
+        wconn = self._weight_conn(rewriter, wc.output, after, "")
         x = self._neurons(rewriter, op.A, after)
-        conn = self._combined(rewriter, x, self._weight_conn(rewriter, wc.output, after, ""), after)
+        conn = self._combined(rewriter, x, wconn, after)
         new = FcOp(x, wc.output, bias, conn, after)
         self._finish(rewriter, op, new, fraction, [const])
 
@@ -296,8 +297,8 @@ class SparsifyMatMul(_SparsifyPattern):
             return
         after = list(op.after)
         wc = self._new_constant(rewriter, const, pruned_t.T, "sparse_w")
-        x = self._neurons(rewriter, op.A, after)
         wconn = self._weight_conn(rewriter, wc.output, after, IN_OUT)
+        x = self._neurons(rewriter, op.A, after)
         conn = self._combined(rewriter, x, wconn, after)
         new = MatMulOp(x, wc.output, conn, after)
         self._finish(rewriter, op, new, fraction, [const])
