@@ -1,7 +1,7 @@
 """nnx-import: ONNX model -> graph-dialect IR text.
 
     nnx-import MODEL.onnx -o OUT.mlir [--input-shape NAME=1x3x224x224 ...] [--batch N]
-               [--print-op-generic] [--no-locations]
+               [--const-input NAME=FILE.npy ...] [--print-op-generic] [--no-locations]
 
 `-o -` or no `-o` prints to stdout. Set NNX_DEBUG=1 to get the traceback of an
 internal error. A user mistake (bad or truncated file,
@@ -34,11 +34,33 @@ def _parser() -> argparse.ArgumentParser:
                    help="static shape of a graph input, e.g. input=1x3x224x224 (repeatable)")
     p.add_argument("--batch", type=int, default=None, metavar="N",
                    help="size of every dynamic leading (batch) dim of the inputs")
+    p.add_argument("--const-input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="bind a graph input to the value in FILE.npy: it becomes a "
+                        "constant (folded), not a function argument (repeatable)")
     p.add_argument("--print-op-generic", action="store_true",
                    help="print the generic op form")
     p.add_argument("--no-locations", action="store_true",
                    help="do not print op locations (the ONNX node names)")
     return p
+
+
+def _load_const_input(spec: str):
+    from nnx.ir_io import UserError
+
+    name, eq, file = spec.partition("=")
+    if not eq or not name or not file:
+        raise UserError(f"malformed --const-input '{spec}': expected NAME=FILE.npy")
+    import numpy as np
+
+    try:
+        value = np.load(file, allow_pickle=False)
+    except FileNotFoundError:
+        raise UserError(f"--const-input {name}: {file}: no such file") from None
+    except Exception as e:  # noqa: BLE001 - ValueError/OSError for non-.npy data
+        raise UserError(f"--const-input {name}: {file}: not a .npy file ({e})") from None
+    if not isinstance(value, np.ndarray):
+        raise UserError(f"--const-input {name}: {file}: not a single array")
+    return name, value
 
 
 def _default_permissions(path: str) -> None:
@@ -68,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             for spec in args.input_shape:
                 name, dims = parse_input_shape(spec)
                 shapes[name] = dims
-            module = import_onnx(args.model, shapes, args.batch)
+            consts = {}
+            for spec in args.const_input:
+                name, value = _load_const_input(spec)
+                consts[name] = value
+            module = import_onnx(args.model, shapes, args.batch, consts)
             chunks = module_chunks(
                 module, generic=args.print_op_generic, debuginfo=not args.no_locations
             )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
@@ -34,12 +35,18 @@ def import_onnx(
     path: str,
     input_shapes: Mapping[str, tuple[int, ...]] | None = None,
     batch: int | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
-    """Import the ONNX file at `path` into a module with one `func.func @main`."""
+    """Import the ONNX file at `path` into a module with one `func.func @main`.
+
+    `input_shapes` fixes graph input shapes, `batch` every dynamic leading dim;
+    `constants` binds graph inputs to values (they become constants, not arguments:
+    e.g. the axes/shape/scales inputs of ONNX node tests).
+    """
     from nnx.importer.onnx_loader import load_model
 
     model = load_model(path)
-    return import_model(model, input_shapes, batch, path)
+    return import_model(model, input_shapes, batch, path, constants)
 
 
 def import_model(
@@ -47,8 +54,9 @@ def import_model(
     input_shapes: Mapping[str, tuple[int, ...]] | None = None,
     batch: int | None = None,
     path: str = "<model>",
+    constants: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
-    """Import an in-memory ModelProto (tensor data already loaded)."""
+    """Import an in-memory ModelProto (tensor data already loaded); see import_onnx."""
     from nnx.importer.builder import build_module, check_domains
     from nnx.importer.folding import resolve_static
     from nnx.importer.onnx_graph import ImportGraph
@@ -59,6 +67,8 @@ def import_model(
         raise UserError(f"--batch must be a positive integer, not {batch}")
     validate_model(model, path)
     ig = ImportGraph.from_model(model, path)
+    if constants:
+        ig.bind_inputs(dict(constants))
     check_domains(ig)
     input_types = fix_input_types(ig.inputs, dict(input_shapes or {}), batch)
     types, strict_error = resolve_static(ig, input_types)

@@ -77,6 +77,11 @@ def attribute_value(attr: AttributeProto, node: NodeProto) -> Any:
     if t == AttributeProto.TENSORS:
         return [numpy_helper.to_array(x) for x in attr.tensors]
     kind = AttributeProto.AttributeType.Name(t)
+    if t in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+        raise UserError(
+            f"unsupported op (control flow: subgraph attribute '{attr.name}') "
+            f"(node '{node.name or (node.output[0] if node.output else '')}', op {node.op_type})"
+        )
     raise UserError(
         f"attribute '{attr.name}' of kind {kind} is not supported "
         f"(node '{node.name or (node.output[0] if node.output else '')}', op {node.op_type})"
@@ -156,6 +161,39 @@ class ImportGraph:
         ig = cls(model, opset, consts, nodes, inputs, list(g.output), origin)
         ig.nodes = ig._topo_sorted(path)
         return ig
+
+    def bind_inputs(self, values: dict[str, np.ndarray]) -> None:
+        """Turn the graph inputs named in `values` into constants with those values."""
+        from nnx.importer.shapes import declared_type, np_dtype
+
+        names = [vi.name for vi in self.inputs]
+        for name, arr in values.items():
+            if name not in names:
+                valid = ", ".join(f"'{n}'" for n in names) or "none"
+                raise UserError(
+                    f"--const-input names unknown input '{name}' (the model's inputs: {valid})"
+                )
+            vi = self.inputs[names.index(name)]
+            t = declared_type(vi)
+            arr = np.asarray(arr)
+            if t is not None and t.elem:
+                want = np_dtype(t.elem, f"graph input '{name}'")
+                if arr.dtype != want:
+                    raise UserError(
+                        f"--const-input {name}: value has element type {arr.dtype}, "
+                        f"the input is {want}"
+                    )
+            if t is not None and t.shape is not None:
+                ok = len(t.shape) == arr.ndim and all(
+                    d is None or d == a for d, a in zip(t.shape, arr.shape)
+                )
+                if not ok:
+                    raise UserError(
+                        f"--const-input {name}: value has shape {list(arr.shape)}, "
+                        f"the input is {t.describe()}"
+                    )
+            self.consts[name] = arr
+        self.inputs = [vi for vi in self.inputs if vi.name not in values]
 
     def _topo_sorted(self, path: str) -> list[Node]:
         """Nodes in a valid order (ONNX requires one; repair mild violations)."""

@@ -358,3 +358,40 @@ def test_zoo_cnn_dynamic_batch():
     f = the_func(import_onnx(str(path), batch=4))
     assert str(f.body.block.args[0].type) == "tensor<4x3x32x32xf32>"
     assert str(f.function_type.outputs.data[0]) == "tensor<4x10xf32>"
+
+
+def test_const_input_binds_a_graph_input(tmp_path, capsys):
+    """ONNX node tests feed axes/shapes as graph inputs: --const-input folds them in."""
+    model = make(
+        [h.make_node("Reshape", ["x", "target"], ["y"], name="reshape")],
+        [h.make_tensor_value_info("x", F, [2, 3]), h.make_tensor_value_info("target", I64, [2])],
+        [h.make_tensor_value_info("y", F, None)],
+    )
+    m = import_model(model, constants={"target": np.array([3, 2], np.int64)})
+    f = the_func(m)
+    assert [a.data["nnx.name"].data for a in f.arg_attrs.data] == ["x"]
+    assert str(f.function_type.outputs.data[0]) == "tensor<3x2xf32>"
+    npy = tmp_path / "target.npy"
+    np.save(npy, np.array([6, 1], np.int64))
+    path = save(model, tmp_path)
+    rc, out, err = run_main([path, "--const-input", f"target={npy}"], capsys)
+    assert rc == 0 and "tensor<6x1xf32>" in out, err
+    np.save(npy, np.array([6, 1], np.int32))
+    _expect_error([path, "--const-input", f"target={npy}"], capsys, tmp_path / "o.mlir",
+                  "element type int32")
+    _expect_error([path, "--const-input", f"tgt={npy}"], capsys, tmp_path / "o.mlir",
+                  "unknown input 'tgt'")
+    _expect_error([path, "--const-input", f"target={tmp_path / 'none.npy'}"], capsys,
+                  tmp_path / "o.mlir", "no such file")
+
+
+def test_control_flow_is_unsupported_in_one_line(tmp_path, capsys):
+    body = h.make_graph([h.make_node("Identity", ["x"], ["y"])], "b", [],
+                        [h.make_tensor_value_info("y", F, [2])])
+    model = make(
+        [h.make_node("If", ["c"], ["y"], name="branch", then_branch=body, else_branch=body)],
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", F, [2])],
+        [h.make_tensor_value_info("y", F, [2])],
+    )
+    _expect_error([save(model, tmp_path)], capsys, tmp_path / "o.mlir",
+                  "unsupported op", "(node 'branch', op If)")
