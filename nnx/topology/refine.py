@@ -33,6 +33,7 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
     stamp = np.full(k, -1, dtype=np.int64)
     lst = np.empty(k, dtype=np.int64)
     cst = np.empty(k, dtype=np.float64)
+    cl = np.empty(k, dtype=np.int64)
     moved_total = 0
     use_hop = hop_weight > 0.0
     # only vertices next to a move can have a new cost: later sweeps visit those
@@ -58,44 +59,43 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
             if nt == 0 and not over:
                 continue
             wi = acc[p] if stamp[p] == t + _p * n else 0.0
-            # candidate costs
+            # candidate costs; the hop term (if any) only for cut-neutral or
+            # better candidates, which keeps the sweep O(degree) per vertex
             nc = 0
             for a in range(nt):
                 q = lst[a]
                 if q == p:
                     continue
                 c = wi - acc[q]
-                if use_hop:
+                if use_hop and c <= 0.0:
                     h = 0.0
-                    for j in range(indptr[v], indptr[v + 1]):
-                        r = part[indices[j]]
+                    for b in range(nt):
+                        r = lst[b]
                         dq = abs(core_x[q] - core_x[r]) + abs(core_y[q] - core_y[r])
                         dp = abs(core_x[p] - core_x[r]) + abs(core_y[p] - core_y[r])
-                        h += eweight[j] * (dq - dp)
+                        h += acc[r] * (dq - dp)
                     c += hop_weight * h
-                lst[nc] = q
+                cl[nc] = q
                 cst[nc] = c
                 nc += 1
-            # insertion sort by cost
-            for a in range(1, nc):
-                q = lst[a]
-                c = cst[a]
-                b = a - 1
-                while b >= 0 and cst[b] > c:
-                    lst[b + 1] = lst[b]
-                    cst[b + 1] = cst[b]
-                    b -= 1
-                lst[b + 1] = q
-                cst[b + 1] = c
             sv = vsize[v]
             target = -1
-            for a in range(nc):
-                if cst[a] >= 0 and not over:
+            # lowest cost first, next lowest when it does not fit (selection,
+            # not a full sort: the first candidate usually fits)
+            while nc > 0:
+                bi = 0
+                for a in range(1, nc):
+                    if cst[a] < cst[bi]:
+                        bi = a
+                if cst[bi] >= 0 and not over:
                     break
-                q = lst[a]
+                q = cl[bi]
                 if load[q] + sv <= cap:
                     target = q
                     break
+                nc -= 1
+                cl[bi] = cl[nc]
+                cst[bi] = cst[nc]
             if target < 0 and over:
                 best = -1
                 bl = cap + 1
