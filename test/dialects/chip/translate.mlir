@@ -25,8 +25,10 @@ builtin.module {
     chip.load DAU0 #chip.tile<N:0x0, 2x2xf32> <- #chip.tile<S:0x0, 2x2xf32>
     chip.load DAU0 #chip.tile<W:0x0, 2x2xf32> <- #chip.tile<S:0x10, 2x2xf32>
     chip.signal DAU0 ld
-    chip.wait MPU0 ld
+    chip.wait VPU0 ld
     chip.vpu Abs VPU0 #chip.tile<N:0x0, 2x2xf32> <- #chip.tile<N:0x0, 2x2xf32>
+    chip.signal VPU0 abs
+    chip.wait MPU0 abs
     chip.mpu MatMul MPU0 #chip.tile<O:0x0, 2x2xf32> <- #chip.tile<N:0x0, 2x2xf32>, #chip.tile<W:0x0, 2x2xf32>
     chip.signal MPU0 mm
     chip.wait VPU0 mm
