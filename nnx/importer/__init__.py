@@ -13,7 +13,8 @@ Stages, one module each:
 * folding      constant-fold (Shape/Size of static tensors, every node over
                constants, with the interpreter's kernels) to a fixpoint;
 * normalize    bring each node into its graph op's opset form;
-* builder      emit `func.func @main` of graph ops with names kept.
+* builder      emit `func.func @main` of graph ops with names kept;
+* output       stream the module text with its blobs (nnx-import's writer).
 
 Every user mistake is an `nnx.ir_io.UserError` with a one-line message.
 """
