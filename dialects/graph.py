@@ -226,7 +226,16 @@ def _coerce_property(op_name: str, name: str, pdef: Any, value: Any) -> Attribut
         except VerifyException:
             continue
         return cand
-    raise ValueError(f"{op_name}: attribute '{name}' cannot hold {value!r}")
+    shown = _attr_text(value) if isinstance(value, Attribute) else repr(value)
+    raise ValueError(f"{op_name}: attribute '{name}' cannot hold {shown}")
+
+
+def _attr_text(attr: Attribute) -> str:
+    import io
+
+    out = io.StringIO()
+    Printer(stream=out).print_attribute(attr)
+    return out.getvalue()
 
 
 # --------------------------------------------------------------------------------------
@@ -527,10 +536,9 @@ class GraphOp(IRDLOperation):
         props = {k: v for k, v in attr_dict.items() if k in op_def.properties}
         attrs = {k: v for k, v in attr_dict.items() if k not in op_def.properties}
         try:
-            op = cls.build_onnx(inputs, {}, list(ftype.outputs.data), after)
+            op = cls.build_onnx(inputs, props, list(ftype.outputs.data), after)
         except ValueError as e:
             parser.raise_error(str(e), pos)
-        op.properties.update(props)
         op.attributes.update(attrs)
         return op
 
@@ -551,8 +559,9 @@ def verify_block_order(block: Any) -> None:
                 j = position.get(owner)
                 if j is not None and j >= i:
                     raise VerifyException(
-                        f"{op.name} uses a value of {owner.name} that comes later in "
-                        "the block: the op order is not a topological order"
+                        f"{op.name} (op #{i} of the block) uses a value of {owner.name} "
+                        f"(op #{j}) that comes later in the block: the op order is not "
+                        "a topological order"
                     )
 
 
