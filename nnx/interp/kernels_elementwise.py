@@ -150,24 +150,36 @@ _ERFC_NR = [
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    xd = np.asarray(x, dtype=np.float64)
+    """erf, elementwise; float32 in -> float32 arithmetic (in place), else float64."""
+    x = np.asarray(x)
+    dt = np.float32 if x.dtype in (np.float32, np.float16) else np.float64
+    xd = x.astype(dt, copy=False)
     ax = np.abs(xd)
-    # erfc for |x| (NR erfcc)
-    t = 1.0 / (1.0 + 0.5 * ax)
-    p = _ERFC_NR[9]
+    # erfc(|x|) = t * exp(-x^2 + P(t)), t = 1 / (1 + |x|/2)
+    t = ax * dt(0.5)
+    t += dt(1.0)
+    np.reciprocal(t, out=t)
+    p = np.full_like(t, _ERFC_NR[9])
     for c in reversed(_ERFC_NR[:9]):
-        p = p * t + c
+        p *= t
+        p += dt(c)
+    sq = np.square(ax)
+    p -= sq
     with np.errstate(**_ERR):
-        erfc = t * np.exp(-ax * ax + p)
-    big = np.copysign(1.0 - erfc, xd)
-    small_mask = ax < 0.5
-    if small_mask.any():
-        z = xd * xd
-        s = _ERF_T[-1]
+        np.exp(p, out=p)
+    p *= t  # erfc(|x|)
+    np.subtract(dt(1.0), p, out=p)
+    np.copysign(p, xd, out=p)
+    small = ax < 0.5
+    if small.any():
+        xs = xd[small]
+        z = xs * xs
+        s = np.full_like(xs, _ERF_T[-1])
         for c in reversed(_ERF_T[:-1]):
-            s = s * z + c
-        big = np.where(small_mask, xd * s, big)
-    return big
+            s *= z
+            s += dt(c)
+        p[small] = xs * s
+    return p
 
 
 @kernel("Erf")
