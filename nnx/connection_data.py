@@ -221,22 +221,35 @@ def stride_to_positions(s: np.ndarray) -> np.ndarray:
     """
     s = np.asarray(s)
     flat = _rows(s)
-    valid = flat >= 0
-    pos = np.cumsum(np.where(valid, flat, 0), axis=1, dtype=np.int64)
-    return np.where(valid, pos, PAD).reshape(s.shape)
+    # padding sits at the tail: only the first `width` columns hold strides
+    width = int(np.count_nonzero(flat >= 0, axis=1).max(initial=0))
+    head = flat[:, :width]
+    valid = head >= 0
+    out = np.full(flat.shape, PAD, dtype=np.int64)
+    out[:, :width] = np.where(valid, np.cumsum(np.where(valid, head, 0), axis=1, dtype=np.int64), PAD)
+    return out.reshape(s.shape)
+
+
+def _positions_kept(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row, position) of every kept element of ``[R, L]`` stride data, row-major."""
+    width = int(np.count_nonzero(s >= 0, axis=1).max(initial=0))
+    head = s[:, :width]
+    valid = head >= 0
+    pos = np.cumsum(np.where(valid, head, 0), axis=1, dtype=np.int64)
+    rows, ranks = np.nonzero(valid)
+    return rows, pos[rows, ranks]
 
 
 def stride_to_direct(s: np.ndarray) -> np.ndarray:
     """Stride index -> direct index (same shape, uint8)."""
     s = np.asarray(s)
-    pos = _rows(stride_to_positions(s))
-    rows, ranks = np.nonzero(pos >= 0)
-    cols = pos[rows, ranks]
-    if cols.size and cols.max() >= pos.shape[1]:
+    flat = _rows(s)
+    rows, cols = _positions_kept(flat)
+    if cols.size and cols.max() >= flat.shape[1]:
         raise ConnectionDataError(
-            f"stride connection data points past the end of its {pos.shape[1]}-element string"
+            f"stride connection data points past the end of its {flat.shape[1]}-element string"
         )
-    out = np.zeros(pos.shape, dtype=DIRECT_DTYPE)
+    out = np.zeros(flat.shape, dtype=DIRECT_DTYPE)
     out[rows, cols] = 1
     return out.reshape(s.shape)
 
@@ -291,16 +304,50 @@ def combine_stride(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         )
     shape = np.broadcast_shapes(a.shape, b.shape)
     length = shape[-1]
-    fourth = _rows(np.broadcast_to(stride_to_positions(a), shape))
-    fifth = _rows(np.broadcast_to(stride_to_positions(b), shape))
-    n_rows = fourth.shape[0]
+    n_rows = int(np.prod(shape[:-1], dtype=np.int64))
+    if length == 0 or n_rows == 0:
+        return np.full(shape, PAD, dtype=STRIDE_DTYPE)
 
-    def keys(pos: np.ndarray) -> np.ndarray:
-        rows, ranks = np.nonzero(pos >= 0)
-        return rows.astype(np.int64) * length + pos[rows, ranks]
+    def source_index(s: np.ndarray) -> np.ndarray:
+        """For each target string, the index of the string of `s` it broadcasts from."""
+        lead = s.shape[:-1]
+        n_src = int(np.prod(lead, dtype=np.int64))
+        return np.broadcast_to(np.arange(n_src).reshape(lead), shape[:-1]).reshape(-1)
 
-    # elements present in both strings, sorted from small to large
-    common = np.intersect1d(keys(fourth), keys(fifth), assume_unique=True)
+    def keys(s: np.ndarray) -> np.ndarray:
+        # the fourth/fifth connection data: prefix sums (positions) of each string,
+        # keyed by target string so that all strings are handled at once
+        rows, pos = _positions_kept(_rows(s))
+        n_src = int(np.prod(s.shape[:-1], dtype=np.int64))
+        if n_src == n_rows:  # only size-1 dimensions added: the same strings
+            return rows.astype(np.int64) * length + pos
+        src_of = source_index(s)
+        if n_src == 1:  # one string for all: tile it
+            return (np.arange(n_rows, dtype=np.int64)[:, None] * length + pos[None, :]).reshape(-1)
+        targets = np.argsort(src_of, kind="stable")  # target strings grouped by source
+        per_src = np.bincount(src_of, minlength=n_src)
+        first = np.cumsum(per_src) - per_src
+        rep = per_src[rows]  # element e of source string r goes to each of r's targets
+        elem = np.repeat(np.arange(rows.size), rep)
+        k = np.arange(elem.size) - np.repeat(np.cumsum(rep) - rep, rep)
+        return targets[first[rows[elem]] + k].astype(np.int64) * length + pos[elem]
+
+    # drive with the operand that has more strings of its own; test the other's
+    # positions through a mark table in its own (unbroadcast) layout
+    if a[..., 0].size < b[..., 0].size:
+        a, b = b, a
+    driver = keys(a)
+    other_rows, other_pos = _positions_kept(_rows(b))
+    n_other = int(np.prod(b.shape[:-1], dtype=np.int64))
+    if n_other * length <= 1 << 28:
+        # select the elements present in both strings (linear time), then sort
+        marked = np.zeros(n_other * length, dtype=bool)
+        marked[other_rows.astype(np.int64) * length + other_pos] = True
+        t_rows = driver // max(length, 1)
+        src = source_index(b)[t_rows]
+        common = np.sort(driver[marked[src.astype(np.int64) * length + driver - t_rows * length]])
+    else:
+        common = np.intersect1d(driver, keys(b), assume_unique=True)
     rows = common // max(length, 1)
     positions = common - rows * length
     stride = _differences(rows, positions)
@@ -400,9 +447,7 @@ def _kept(conn: np.ndarray, form: str) -> tuple[np.ndarray, np.ndarray]:
     """(row, position) of every kept element of ``[R, L]`` connection data, row-major."""
     if form == DIRECT:
         return np.nonzero(conn)
-    pos = stride_to_positions(conn)  # the stride form is read by accumulation
-    rows, ranks = np.nonzero(pos >= 0)
-    return rows, pos[rows, ranks]
+    return _positions_kept(conn)  # the stride form is read by accumulation
 
 
 def select(
