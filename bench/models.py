@@ -82,7 +82,19 @@ def get(name: str) -> Path:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from transformers import BertConfig, BertModel
 
-        model = BertModel(BertConfig()).eval()
+        bert = BertModel(BertConfig()).eval()
+
+        class Wrapper(torch.nn.Module):  # transformers 5 wants keyword arguments
+            def __init__(self):
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                out = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                                token_type_ids=token_type_ids)
+                return out.last_hidden_state, out.pooler_output
+
+        model = Wrapper().eval()
         ids = torch.randint(0, 30522, (1, 128))
         mask = torch.ones(1, 128, dtype=torch.int64)
         tt = torch.zeros(1, 128, dtype=torch.int64)

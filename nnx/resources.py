@@ -57,7 +57,9 @@ def _fresh_handle(hint: str) -> str:
 
 def register_array(array: np.ndarray, hint: str = "") -> DenseResourceAttr:
     """Store `array` under a fresh handle and return the attribute referring to it."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
     handle = _fresh_handle(hint)
     _store[handle] = array
     return DenseResourceAttr.from_params(handle, tensor_type_of(array))
@@ -162,7 +164,7 @@ def used_handles(module_text: str) -> list[str]:
 def blob_hex(handle: str) -> str:
     arr = _store.get(handle)
     if arr is not None:
-        data = np.ascontiguousarray(arr).tobytes()
+        data = arr.tobytes(order="C")
         align = max(arr.dtype.itemsize, 1)
     else:
         data = _raw[handle]
