@@ -106,13 +106,8 @@ class _Plan:
     free_at_start: list[SSAValue]
 
 
-_PLANS: dict[int, tuple[Block, _Plan]] = {}
-
-
 def _plan(block: Block) -> _Plan:
-    cached = _PLANS.get(id(block))
-    if cached is not None and cached[0] is block:
-        return cached[1]
+    """Compile a block (built afresh per run: passes mutate blocks in place)."""
     steps: list[_Step] = []
     for op in block.ops:
         if isinstance(op, ConstantOp):
@@ -154,9 +149,7 @@ def _plan(block: Block) -> _Plan:
                 steps[idx].free.append(v)
         elif v in last:
             steps[last[v]].free.append(v)
-    plan = _Plan(list(block.args), steps, free_at_start)
-    _PLANS[id(block)] = (block, plan)
-    return plan
+    return _Plan(list(block.args), steps, free_at_start)
 
 
 def _run_plan(plan: _Plan, args: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -349,3 +349,16 @@ def test_model_zoo_against_onnxruntime(name, tmp_path):
         assert a.shape == b.shape and a.dtype == b.dtype
         err = rel_err(a, b)
         assert err <= REL_TOL, f"{name}/{out_name}: max|a-b|/max|b| = {err:.3g}"
+
+
+def test_rerun_after_in_place_rewrite():
+    """A module rewritten in place (as passes do) is re-planned, not served stale."""
+    m = parse_module_text(SMALL)
+    feeds = {"x": np.full((2, 3), -1.0, np.float32), "y": np.zeros(3, np.float32)}
+    first = run_module(m, feeds)
+    relu = [op for op in m.walk() if op.name == "graph.relu"][0]
+    ret = relu.next_op
+    ret.operands = [ret.operands[0], relu.operands[0]]  # return the add result twice
+    second = run_module(m, feeds)
+    assert np.all(list(first.values())[1] == 0)
+    assert np.all(list(second.values())[1] == -1)
