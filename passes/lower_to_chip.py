@@ -1,0 +1,943 @@
+"""`lower-to-chip`: graph (+ sparse) ops of `func.func @main` -> one `chip.program`.
+
+The result is a program for the device of seed 004 (claims 1-4: storage unit, DMA,
+instruction cache and control unit, mapping unit, input neuron cache, weight cache,
+operation unit, output cache) with the parallel unit types of seed 000 (para. 93: DAU
+memory access, MPU convolution/matrix, VPU vector), as described by a target TOML:
+
+* Storage (static allocation). Every tensor gets a fixed address in the storage unit
+  `S`: constants (weights) first -- contiguous, so that nnx-translate writes them as
+  one data image beside the assembly (`chip.const`) -- then the program inputs
+  (`chip.input`), the intermediate tensors and the outputs (`chip.output`). Reshape,
+  Flatten, Squeeze, Unsqueeze, Identity and inference Dropout are aliases (no code).
+* Tiling (nnx/tiling.py, seed 000 paras. 88-98). Every op becomes tiles whose
+  operands fit the caches: an output box, the input windows it needs, the tile-local
+  ONNX attributes; reductions of Conv/MatMul/Gemm that do not fit are split into
+  chunks accumulated in the output cache (`acc`). An op whose minimal tile does not
+  fit is a PassError naming the op.
+* Per tile: DAU `LOAD`s of the input windows from `S` into the input neuron cache `N`
+  (first operand) and the weight cache `W` (the others), one MPU (Conv, MatMul, Gemm,
+  ... seed 000 para. 93) or VPU (everything else) instruction into the output cache
+  `O`, and a DAU `STORE` back to `S`. Cache addresses are static: each operand has
+  two buffers (double buffering, `double-buffer=true`), so the DMA of tile t+1 runs
+  while tile t computes; an operand whose window does not change (weights along the
+  rows of a conv, B along the rows of a matmul) stays loaded. The program order is
+  software-pipelined: loads(t+1) are issued before store(t).
+* Synchronisation. Every instruction's cache byte ranges (and the storage tensors it
+  touches) are tracked; a read-after-write, write-after-read or write-after-write
+  between instructions of *different* units becomes `SIGNAL` after the producer and
+  `WAIT` before the consumer on a fresh token, unless the consumer's unit already
+  knows (transitively, by vector clocks) that the producer has finished. Units thus
+  wait only on their real dependencies (seed 000 para. 110: waits are the exception).
+* Sparse ops (seed 004). `sparse.fc` / `sparse.matmul` / `sparse.conv` with constant
+  weights: per weight tile the *surviving* weights are stored compacted, beside their
+  connection data (claim 6: direct index = one 0/1 flag per weight, or stride index =
+  distances between kept weights); the DMA moves only those; the mapping unit
+  `EXPAND`s them into the weight cache (claims 5, 21) and, for the stride form,
+  `CONVERT`s the index to a direct one (claims 9-10); the MPU computes with that
+  direct index as `wmask`, so MACs on pruned pairs are skipped (reported as
+  `macs_skipped`, claim 12: one unit for dense and sparse). Neuron connection data
+  (`sparse.connect` of the activations, combined with the weights': claims 7-8,
+  18-19) become a mapping-unit `CONN` on the loaded neuron tile, passed as `nmask`:
+  a pair is computed only when both the neuron and the weight survive.
+
+Options: `target` (path of a target TOML; default: the embedded default target),
+`double-buffer` (default true), `max-tile-elements` (split output tiles above this
+many elements even when they fit, so DMA and compute overlap; 0 = the target's
+`tiling.vpu_elements` x 4, -1 = never).
+
+    nnx-opt m.mlir -p 'lower-to-chip{target=targets/default.toml}'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from nnx.diagnostics import PassError
+from nnx.sim.isa import MPU_KINDS, Instr, Tile
+from nnx.tiling import (
+    Box,
+    CopyRule,
+    Rule,
+    Step,
+    TilingError,
+    box_shape,
+    full_box,
+    plan,
+    rule_for,
+)
+
+ALIGN = 64
+_DATA_BASE = 1 << 44  # data-region addresses before relocation behind the constants
+
+ALIAS_KINDS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
+
+
+def _align(n: int, a: int = ALIGN) -> int:
+    return (n + a - 1) // a * a
+
+
+def _dtype_name(t) -> str:
+    from nnx.dialects.chip import type_name
+
+    name = type_name(t.element_type)
+    if name is None:
+        raise ValueError(f"element type {t.element_type} is not supported by the chip")
+    return name
+
+
+def _py(v: Any) -> Any:
+    """ONNX attribute value -> JSON-able Python (the assembly prints parameters as JSON)."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, (list, tuple)):
+        return [_py(x) for x in v]
+    return v
+
+
+def _sym(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
+    if not s or not (s[0].isalpha() or s[0] == "_"):
+        s = "_" + s
+    return s
+
+
+@dataclass
+class Tensor:
+    """A tensor in the storage unit."""
+
+    offset: int
+    shape: tuple[int, ...]
+    dtype: str
+    key: tuple[int, int]  # the allocation (dependency tracking granule)
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(_NP[self.dtype]).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.itemsize
+
+    def view(self, shape: tuple[int, ...]) -> "Tensor":
+        return Tensor(self.offset, tuple(shape), self.dtype, self.key)
+
+    def tile(self, box: Box) -> Tile:
+        """The storage tile of a box of this tensor (strided when not contiguous)."""
+        strides = []
+        acc = 1
+        for d in reversed(self.shape):
+            strides.append(acc)
+            acc *= d
+        strides.reverse()
+        off = self.offset + sum(s * st for (s, _, _), st in zip(box, strides)) * self.itemsize
+        shape = box_shape(box)
+        el_strides = tuple(st * step for (_, _, step), st in zip(box, strides))
+        t = Tile("S", off, shape, self.dtype, el_strides)
+        if t.contiguous:
+            t = Tile("S", off, shape, self.dtype, None)
+        return t
+
+
+_NP = {
+    "f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "i16": np.int16,
+    "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
+    "ui64": np.uint64, "i1": np.bool_,
+}
+
+
+# --------------------------------------------------------------------------------------
+# Instruction stream with dependency tracking and SIGNAL/WAIT insertion
+# --------------------------------------------------------------------------------------
+
+
+class Stream:
+    """Instructions in program order; inserts SIGNAL/WAIT on cross-unit dependencies."""
+
+    def __init__(self) -> None:
+        self.instrs: list[Instr] = []
+        self.units: list[str] = []
+        self.signals: dict[int, list[str]] = {}
+        self.waits: dict[int, list[str]] = {}
+        self.ivc: list[dict[str, int]] = []  # what the unit knew when issuing i
+        self.vc: dict[str, dict[str, int]] = {}
+        self.cache_recs: dict[str, list[list]] = {"N": [], "W": [], "O": []}
+        self.s_recs: dict[tuple[int, int], list] = {}
+        self.ntok = 0
+
+    @staticmethod
+    def _dep(deps: dict[str, int], rec_writer, rec_readers) -> None:
+        if rec_writer is not None:
+            u, i = rec_writer
+            if deps.get(u, -1) < i:
+                deps[u] = i
+        if rec_readers is not None:
+            for u, i in rec_readers.items():
+                if deps.get(u, -1) < i:
+                    deps[u] = i
+
+    def emit(self, ins: Instr, reads: list[tuple], writes: list[tuple]) -> int:
+        """Append `ins`; reads/writes: ('N'|'W'|'O', lo, hi) or ('S', key)."""
+        unit = ins.unit
+        idx = len(self.instrs)
+        deps: dict[str, int] = {}
+        # ---- dependencies ---------------------------------------------------------
+        for acc in reads:
+            if acc[0] == "S":
+                rec = self.s_recs.get(acc[1])
+                if rec is not None:
+                    self._dep(deps, rec[0], None)
+                continue
+            lo, hi = acc[1], acc[2]
+            for rec in self.cache_recs[acc[0]]:
+                if rec[0] < hi and lo < rec[1]:
+                    self._dep(deps, rec[2], None)
+        for acc in writes:
+            if acc[0] == "S":
+                rec = self.s_recs.get(acc[1])
+                if rec is not None:
+                    self._dep(deps, rec[0], rec[1])
+                continue
+            lo, hi = acc[1], acc[2]
+            for rec in self.cache_recs[acc[0]]:
+                if rec[0] < hi and lo < rec[1]:
+                    self._dep(deps, rec[2], rec[3])
+        # ---- synchronisation --------------------------------------------------------
+        know = self.vc.setdefault(unit, {})
+        waits = []
+        for u, i in sorted(deps.items()):
+            if u == unit or know.get(u, -1) >= i:
+                continue
+            tok = f"t{self.ntok}"
+            self.ntok += 1
+            self.signals.setdefault(i, []).append(tok)
+            waits.append(tok)
+            for k, v in self.ivc[i].items():
+                if know.get(k, -1) < v:
+                    know[k] = v
+            know[u] = i
+        if waits:
+            self.waits[idx] = waits
+        self.instrs.append(ins)
+        self.units.append(unit)
+        self.ivc.append(dict(know))
+        know[unit] = idx
+        # ---- update the records -------------------------------------------------------
+        me = (unit, idx)
+        for acc in reads:
+            if acc[0] == "S":
+                rec = self.s_recs.setdefault(acc[1], [None, {}])
+                rec[1][unit] = idx
+                continue
+            lo, hi = acc[1], acc[2]
+            for rec in self.cache_recs[acc[0]]:
+                if rec[0] < hi and lo < rec[1]:
+                    rec[3][unit] = idx
+        for acc in writes:
+            if acc[0] == "S":
+                self.s_recs[acc[1]] = [me, {}]
+                continue
+            lo, hi = acc[1], acc[2]
+            recs = self.cache_recs[acc[0]]
+            new = []
+            for rec in recs:
+                if rec[0] < hi and lo < rec[1]:
+                    if rec[0] < lo:
+                        new.append([rec[0], lo, rec[2], dict(rec[3])])
+                    if hi < rec[1]:
+                        new.append([hi, rec[1], rec[2], dict(rec[3])])
+                else:
+                    new.append(rec)
+            new.append([lo, hi, me, {}])
+            self.cache_recs[acc[0]] = new
+        return idx
+
+    def program(self) -> list[Instr]:
+        out: list[Instr] = []
+        for i, ins in enumerate(self.instrs):
+            for tok in self.waits.get(i, ()):
+                out.append(Instr(ins.unit, "WAIT", token=tok))
+            out.append(ins)
+            for tok in self.signals.get(i, ()):
+                out.append(Instr(ins.unit, "SIGNAL", token=tok))
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# Cache layout of one op
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Slot:
+    """One operand of an op in a cache: `nbuf` buffers of `size` bytes."""
+
+    space: str
+    size: int
+    nbuf: int
+    base: int = 0
+    cur: Any = None  # what the current buffer holds
+    which: int = -1
+
+    def next(self) -> int:
+        self.which = (self.which + 1) % self.nbuf
+        return self.base + self.which * _align(self.size)
+
+    def current(self) -> int:
+        return self.base + max(self.which, 0) * _align(self.size)
+
+
+class Layout:
+    def __init__(self) -> None:
+        self.top = {"N": 0, "W": 0, "O": 0}
+
+    def add(self, slot: Slot) -> Slot:
+        slot.base = self.top[slot.space]
+        self.top[slot.space] += slot.nbuf * _align(max(slot.size, 1))
+        return slot
+
+
+# --------------------------------------------------------------------------------------
+# The lowering
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class SparseInfo:
+    """How a sparse compute op's weight (input 1) and neurons (input 0) are masked."""
+
+    weight_mask: np.ndarray | None  # compile-time weight connection data (weight layout)
+    weight_value: np.ndarray | None
+    form: str  # "direct" | "stride"
+    weight_threshold: float
+    neuron_threshold: float | None
+
+
+class Lowering:
+    def __init__(self, target, double_buffer: bool, max_tile: int):
+        self.target = target
+        self.double_buffer = double_buffer
+        self.max_tile = max_tile
+        self.caps = {s: target.cache_bytes(s) for s in ("N", "W", "O")}
+        self.stream = Stream()
+        self.const_top = 0
+        self.data_top = _DATA_BASE
+        self.tensors: dict[SSAValue, Tensor] = {}
+        self.consts: list[tuple[str, Tensor, Any]] = []  # (name, tensor, value attr)
+        self.const_cache: dict[Any, Tensor] = {}
+        self.inputs: list[tuple[str, Tensor]] = []
+        self.outputs: list[tuple[str, Tensor]] = []
+        self.names: set[str] = set()
+        dau = target.unit("DAU").count
+        self.load_unit = "DAU0"
+        self.store_unit = f"DAU{dau - 1}"
+        self.mpu = "MPU0"
+        self.vpu = "VPU0"
+        self.map = "MAP0"
+
+    # ---- names and storage ----------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        s = _sym(base)
+        name, n = s, 1
+        while name in self.names:
+            name = f"{s}_{n}"
+            n += 1
+        self.names.add(name)
+        return name
+
+    def alloc_data(self, shape, dtype: str) -> Tensor:
+        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
+        off = self.data_top
+        self.data_top = _align(off + nbytes)
+        return Tensor(off, tuple(shape), dtype, (off, off + nbytes))
+
+    def alloc_const(self, value_attr, shape, dtype: str, hint: str) -> Tensor:
+        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
+        off = self.const_top
+        self.const_top = _align(off + nbytes)
+        t = Tensor(off, tuple(shape), dtype, (off, off + nbytes))
+        self.consts.append((self.fresh(hint), t, value_attr))
+        return t
+
+    def const_array(self, arr: np.ndarray, hint: str = "c") -> Tensor:
+        """A constant in storage holding `arr` (deduplicated)."""
+        from nnx.dialects.graph import dense_attr
+        from nnx.resources import register_array
+
+        from nnx.dialects.chip import type_name
+
+        arr = np.ascontiguousarray(arr)
+        key = (arr.dtype.str, arr.shape, arr.tobytes())
+        t = self.const_cache.get(key)
+        if t is not None:
+            return t
+        attr = dense_attr(arr) if arr.size <= 16 else register_array(arr, hint=hint)
+        dt = type_name(attr.get_type().element_type)
+        t = self.alloc_const(attr, arr.shape, dt, hint)
+        self.const_cache[key] = t
+        return t
+
+    def tensor(self, v: SSAValue, op: Operation | None = None) -> Tensor:
+        t = self.tensors.get(v)
+        if t is not None:
+            return t
+        from nnx.dialects.graph import ConstantOp
+
+        owner = v.owner
+        if isinstance(owner, ConstantOp):
+            ty = v.type
+            shape = tuple(ty.get_shape())  # type: ignore[attr-defined]
+            dt = _dtype_name(ty)
+            hint = "c"
+            loc = getattr(owner, "location", None)
+            m = re.search(r'loc\("([^"]+)"', str(loc)) if loc is not None else None
+            if m:
+                hint = m.group(1)
+            t = self.alloc_const(owner.value, shape, dt, hint)
+            self.tensors[v] = t
+            return t
+        raise PassError(f"lower-to-chip: operand of {op.name if op else 'an op'} has no storage", op)
+
+    # ---- op dispatch ----------------------------------------------------------------
+    def run(self, func) -> None:
+        from xdsl.dialects import func as fdialect
+
+        from nnx.dialects.graph import ConstantOp, GraphOp
+
+        block = func.body.block
+        arg_attrs = func.arg_attrs.data if func.arg_attrs is not None else None
+        for i, arg in enumerate(block.args):
+            name = f"arg{i}"
+            if arg_attrs is not None and i < len(arg_attrs):
+                n = arg_attrs[i].data.get("nnx.name")
+                if isinstance(n, StringAttr):
+                    name = n.data
+            t = self.alloc_data(tuple(arg.type.get_shape()), _dtype_name(arg.type))  # type: ignore[attr-defined]
+            self.tensors[arg] = t
+            self.inputs.append((self.fresh(name), t))
+        for op in block.ops:
+            if isinstance(op, ConstantOp):
+                continue
+            if isinstance(op, fdialect.ReturnOp):
+                res_attrs = func.res_attrs.data if func.res_attrs is not None else None
+                for i, v in enumerate(op.arguments):
+                    name = f"out{i}"
+                    if res_attrs is not None and i < len(res_attrs):
+                        n = res_attrs[i].data.get("nnx.name")
+                        if isinstance(n, StringAttr):
+                            name = n.data
+                    self.outputs.append((self.fresh(name), self.tensor(v, op)))
+                continue
+            try:
+                if op.name.startswith("sparse."):
+                    self.lower_sparse(op)
+                elif isinstance(op, GraphOp):
+                    self.lower_graph(op)
+                else:
+                    raise PassError(f"lower-to-chip: cannot lower {op.name}", op)
+            except TilingError as e:
+                raise PassError(f"lower-to-chip: {op.name} does not fit the caches: {e}", op) from None
+            except ValueError as e:
+                raise PassError(f"lower-to-chip: {op.name}: {e}", op) from None
+
+    def result_tensor(self, v: SSAValue) -> Tensor:
+        t = self.alloc_data(tuple(v.type.get_shape()), _dtype_name(v.type))  # type: ignore[attr-defined]
+        self.tensors[v] = t
+        return t
+
+    def lower_graph(self, op) -> None:
+        kind = op.ONNX_TYPE
+        ins = op.onnx_inputs()
+        outs = op.onnx_outputs()
+        attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
+        if any(o is None for o in outs):
+            raise PassError(f"lower-to-chip: {op.name} with an absent optional output in the middle is not supported", op)
+        # aliases: same bytes, new shape
+        if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
+            src = self.tensor(ins[0], op)
+            for o in outs[:1]:
+                self.tensors[o] = src.view(tuple(o.type.get_shape()))
+            if len(outs) > 1:
+                # the (unused) mask of an inference Dropout: all true
+                self.tensors[outs[1]] = self.const_array(np.ones(outs[1].type.get_shape(), np.bool_), "mask")
+            return
+        for v in ins:
+            if v is not None:
+                self.tensor(v, op)
+        if kind == "Concat":
+            return self.lower_concat(op, ins, outs, attrs)
+        if kind == "Split":
+            return self.lower_split(op, ins, outs, attrs)
+        if kind == "Slice" and self.lower_slice(op, ins, outs, attrs):
+            return
+        self.lower_compute(op, kind, ins, outs, attrs)
+
+    # ---- data movement --------------------------------------------------------------
+    def copy(self, src: Tensor, dst: Tensor, shape, src_off, src_step, dst_off) -> None:
+        rule = CopyRule(shape, src_off, src_step, dst_off)
+        isz = np.dtype(_NP[src.dtype]).itemsize
+        nb = 2 if self.double_buffer else 1
+
+        def need(steps):
+            m = max(math.prod(box_shape(s.inputs[0])) for s in steps) * isz
+            return {"N": nb * _align(m)}
+
+        steps = plan(rule, need, {"N": self.caps["N"]}, self.soft())
+        size = max(math.prod(box_shape(s.inputs[0])) for s in steps) * isz
+        slot = Layout().add(Slot("N", size, min(nb, len(steps))))
+        for st in steps:
+            sbox, dbox = st.inputs[0], st.outputs[0]
+            buf = slot.next()
+            ct = Tile("N", buf, box_shape(sbox), src.dtype)
+            self.stream.emit(
+                Instr(self.load_unit, "LOAD", [ct], [src.tile(sbox)]),
+                [("S", src.key)], [("N", buf, buf + ct.nbytes)],
+            )
+            self.stream.emit(
+                Instr(self.store_unit, "STORE", [dst.tile(dbox)], [ct]),
+                [("N", buf, buf + ct.nbytes)], [("S", dst.key)],
+            )
+
+    def lower_concat(self, op, ins, outs, attrs) -> None:
+        out = self.result_tensor(outs[0])
+        r = len(out.shape)
+        ax = int(attrs.get("axis", 0))
+        ax = ax + r if ax < 0 else ax
+        pos = 0
+        for v in ins:
+            src = self.tensor(v, op)
+            shape = src.shape
+            if math.prod(shape) > 0:
+                self.copy(src, out, shape, [0] * r, [1] * r, [pos if a == ax else 0 for a in range(r)])
+            pos += shape[ax]
+
+    def lower_split(self, op, ins, outs, attrs) -> None:
+        src = self.tensor(ins[0], op)
+        r = len(src.shape)
+        ax = int(attrs.get("axis", 0))
+        ax = ax + r if ax < 0 else ax
+        pos = 0
+        for v in outs:
+            dst = self.result_tensor(v)
+            self.copy(src, dst, dst.shape, [pos if a == ax else 0 for a in range(r)], [1] * r, [0] * r)
+            pos += dst.shape[ax]
+
+    def lower_slice(self, op, ins, outs, attrs) -> bool:
+        from nnx.dialects.graph import ConstantOp
+
+        src = self.tensor(ins[0], op)
+        r = len(src.shape)
+        vals = []
+        for v in ins[1:]:
+            if v is None:
+                vals.append(None)
+                continue
+            if not isinstance(v.owner, ConstantOp):
+                return False
+            vals.append([int(x) for x in np.asarray(v.owner.numpy_value()).reshape(-1)])
+        while len(vals) < 4:
+            vals.append(None)
+        starts, ends, axes, steps = vals
+        if starts is None or ends is None:
+            return False
+        axes = axes if axes is not None else list(range(len(starts)))
+        steps = steps if steps is not None else [1] * len(starts)
+        off, stp = [0] * r, [1] * r
+        for s, a, st in zip(starts, axes, steps):
+            a = a + r if a < 0 else a
+            if st <= 0:
+                return False
+            d = src.shape[a]
+            s = s + d if s < 0 else s
+            off[a] = min(max(s, 0), d)
+            stp[a] = st
+        out = self.result_tensor(outs[0])
+        if math.prod(out.shape) > 0:
+            self.copy(src, out, out.shape, off, stp, [0] * r)
+        return True
+
+    # ---- compute ----------------------------------------------------------------------
+    def soft(self) -> int:
+        if self.max_tile < 0:
+            return 0
+        if self.max_tile == 0:
+            return 4 * self.target.tiling.vpu_elements
+        return self.max_tile
+
+    def lower_compute(self, op, kind, ins, outs, attrs, sparse: SparseInfo | None = None,
+                      views: dict[int, tuple[int, ...]] | None = None, out_view=None) -> None:
+        from nnx.dialects.graph import ConstantOp
+
+        views = views or {}
+        srcs: list[Tensor | None] = []
+        for j, v in enumerate(ins):
+            if v is None:
+                srcs.append(None)
+                continue
+            t = self.tensor(v, op)
+            if j in views:
+                t = t.view(views[j])
+            srcs.append(t)
+        dsts = [self.result_tensor(o) for o in outs]
+        if out_view is not None:
+            dsts[0] = dsts[0].view(out_view)
+        const_inputs = {}
+        for j, v in enumerate(ins):
+            if v is not None and isinstance(v.owner, ConstantOp):
+                const_inputs[j] = np.asarray(v.owner.numpy_value())
+        rule = rule_for(kind, [None if s is None else s.shape for s in srcs], [d.shape for d in dsts], attrs, const_inputs)
+        unit = self.mpu if kind in MPU_KINDS else self.vpu
+        nb = 2 if self.double_buffer else 1
+        isz = [0 if s is None else np.dtype(_NP[s.dtype]).itemsize for s in srcs]
+        osz = [np.dtype(_NP[d.dtype]).itemsize for d in dsts]
+        space = ["N" if j == 0 else "W" for j in range(len(srcs))]
+
+        def slot_bytes(steps: list[Step]):
+            """bytes per slot name -> (space, max bytes, varies)"""
+            res: dict[str, tuple[str, int, bool]] = {}
+            for j, s in enumerate(srcs):
+                if s is None:
+                    continue
+                boxes = [st.inputs[j] for st in steps if st.inputs[j] is not None]
+                if not boxes:
+                    continue
+                n = max(math.prod(box_shape(b)) for b in boxes)
+                varies = any(b != boxes[0] for b in boxes)
+                if sparse is not None and j == 1:
+                    # dense weights + compacted values + connection data (+ mask)
+                    res["w"] = ("W", n * isz[j], varies)
+                    res["wp"] = ("W", n * isz[j], varies)
+                    if sparse.form == "stride":
+                        res["wi"] = ("W", (n + 1) * 4, varies)
+                    res["wm"] = ("W", n, varies)
+                    continue
+                res[f"i{j}"] = (space[j], n * isz[j], varies)
+                if sparse is not None and j == 0 and sparse.neuron_threshold is not None:
+                    res["nm"] = ("N", n, varies)
+            for j, d in enumerate(dsts):
+                boxes = [st.outputs[j] for st in steps]
+                n = max(math.prod(box_shape(b)) for b in boxes)
+                res[f"o{j}"] = ("O", n * osz[j], len(steps) > 1)
+            return res
+
+        def need(steps: list[Step]) -> dict[str, int]:
+            tot = {"N": 0, "W": 0, "O": 0}
+            for sp, n, varies in slot_bytes(steps).values():
+                tot[sp] += (nb if varies else 1) * _align(max(n, 1))
+            return tot
+
+        try:
+            steps = plan(rule, need, self.caps, self.soft())
+        except TilingError:
+            if nb == 1:
+                raise
+            nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
+            steps = plan(rule, need, self.caps, self.soft())
+        layout = Layout()
+        slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in slot_bytes(steps).items()}
+        self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse)
+
+    def load_slot(self, slot: Slot, src: Tensor, box: Box, key) -> tuple[Tile, bool]:
+        """The cache tile of `box` of `src` in `slot`, loading it unless already there."""
+        shape = box_shape(box)
+        if slot.cur == key:
+            return Tile(slot.space, slot.current(), shape, src.dtype), False
+        buf = slot.next()
+        ct = Tile(slot.space, buf, shape, src.dtype)
+        self.stream.emit(
+            Instr(self.load_unit, "LOAD", [ct], [src.tile(box)]),
+            [("S", src.key)], [(slot.space, buf, buf + ct.nbytes)],
+        )
+        slot.cur = key
+        return ct, True
+
+    def emit_steps(self, op, kind, unit, srcs, dsts, steps, slots, sparse) -> None:
+        pending: list[tuple[Instr, list, list]] = []
+        S = self.stream
+        for st in steps:
+            tiles: list[Tile | None] = []
+            reads: list[tuple] = []
+            opts: dict[str, Any] = {}
+            for j, s in enumerate(srcs):
+                box = st.inputs[j] if j < len(st.inputs) else None
+                if s is None or box is None or j in st.drop:
+                    tiles.append(None)
+                    continue
+                if j in st.consts:
+                    src = self.const_array(np.asarray(st.consts[j]).astype(_NP[s.dtype]), "p")
+                    box = full_box(src.shape)
+                    key = ("c", src.offset)
+                else:
+                    src = s
+                    key = (s.offset, s.shape, box)
+                if sparse is not None and j == 1:
+                    t, m = self.sparse_weight(op, slots, s, box, sparse)
+                    tiles.append(t)
+                    reads.append(("W", t.offset, t.offset + t.nbytes))
+                    reads.append(("W", m.offset, m.offset + m.nbytes))
+                    opts["wmask"] = m
+                    continue
+                ct, fresh = self.load_slot(slots[f"i{j}"], src, box, key)
+                tiles.append(ct)
+                reads.append((ct.space, ct.offset, ct.offset + ct.nbytes))
+                if sparse is not None and j == 0 and sparse.neuron_threshold is not None:
+                    ns = slots["nm"]
+                    if fresh or ns.cur != key:
+                        buf = ns.next()
+                        mt = Tile("N", buf, ct.shape, "i1")
+                        S.emit(
+                            Instr(self.map, "CONN", [mt], [ct], {"threshold": float(sparse.neuron_threshold)}),
+                            [(ct.space, ct.offset, ct.offset + ct.nbytes)], [("N", buf, buf + mt.nbytes)],
+                        )
+                        ns.cur = key
+                    mt = Tile("N", ns.current(), ct.shape, "i1")
+                    opts["nmask"] = mt
+                    reads.append(("N", mt.offset, mt.offset + mt.nbytes))
+            # the previous output tile's store goes after this tile's loads (pipelining)
+            for ins, r, w in pending:
+                S.emit(ins, r, w)
+            pending = []
+            otiles = []
+            writes = []
+            for j, d in enumerate(dsts):
+                sl = slots[f"o{j}"]
+                if not st.acc:
+                    sl.next()
+                ot = Tile("O", sl.current(), box_shape(st.outputs[j]), d.dtype)
+                otiles.append(ot)
+                writes.append(("O", ot.offset, ot.offset + ot.nbytes))
+            if st.acc:
+                opts["acc"] = True
+                reads += writes
+            while tiles and tiles[-1] is None:
+                tiles.pop()
+            S.emit(Instr(unit, kind, otiles, tiles, {k: _py(v) for k, v in st.attrs.items()}, opts), reads, writes)
+            if st.last:
+                for j, d in enumerate(dsts):
+                    ot = otiles[j]
+                    pending.append((
+                        Instr(self.store_unit, "STORE", [d.tile(st.outputs[j])], [ot]),
+                        [("O", ot.offset, ot.offset + ot.nbytes)], [("S", d.key)],
+                    ))
+        for ins, r, w in pending:
+            S.emit(ins, r, w)
+
+    # ---- sparse -----------------------------------------------------------------------
+    def sparse_weight(self, op, slots, w: Tensor, box: Box, sp: SparseInfo) -> tuple[Tile, Tile]:
+        """Dense weight tile and its direct-index mask in W for `box` (loads compacted
+        values + connection data and expands them with the mapping unit)."""
+        S = self.stream
+        key = (w.offset, box)
+        ws, wm = slots["w"], slots["wm"]
+        shape = box_shape(box)
+        if ws.cur == key:
+            return Tile("W", ws.current(), shape, w.dtype), Tile("W", wm.current(), shape, "i1")
+        sl = tuple(slice(s, s + n * st, st) for s, n, st in box)
+        if sp.weight_value is None or sp.weight_mask is None:
+            # weights computed at run time: load them and build the connection data
+            buf = ws.next()
+            wt = Tile("W", buf, shape, w.dtype)
+            S.emit(Instr(self.load_unit, "LOAD", [wt], [w.tile(box)]), [("S", w.key)], [("W", buf, buf + wt.nbytes)])
+            mbuf = wm.next()
+            mt = Tile("W", mbuf, shape, "i1")
+            S.emit(
+                Instr(self.map, "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
+                [("W", buf, buf + wt.nbytes)], [("W", mbuf, mbuf + mt.nbytes)],
+            )
+            ws.cur = key
+            return wt, mt
+        vals = np.ascontiguousarray(sp.weight_value[sl])
+        mask = np.ascontiguousarray(sp.weight_mask[sl])
+        packed = vals[mask]
+        if packed.size == 0:
+            packed = np.zeros(1, vals.dtype)
+        pk = self.const_array(packed, "wpk")
+        pslot = slots["wp"]
+        pbuf = pslot.next()
+        pt = Tile("W", pbuf, (packed.size,), w.dtype)
+        S.emit(Instr(self.load_unit, "LOAD", [pt], [pk.tile(full_box(pk.shape))]), [("S", pk.key)], [("W", pbuf, pbuf + pt.nbytes)])
+        buf = ws.next()
+        wt = Tile("W", buf, shape, w.dtype)
+        mbuf = wm.next()
+        mt = Tile("W", mbuf, shape, "i1")
+        if sp.form == "stride":
+            pos = np.flatnonzero(mask.reshape(-1))
+            idx = np.zeros(pos.size + 1, np.int32)
+            idx[0] = pos.size
+            if pos.size:
+                idx[1] = pos[0]
+                idx[2:] = np.diff(pos)
+            ic = self.const_array(idx, "widx")
+            islot = slots["wi"]
+            ibuf = islot.next()
+            L = mask.size
+            loaded = Tile("W", ibuf, (idx.size,), "i32")
+            S.emit(Instr(self.load_unit, "LOAD", [loaded], [ic.tile(full_box(ic.shape))]), [("S", ic.key)], [("W", ibuf, ibuf + loaded.nbytes)])
+            it = Tile("W", ibuf, (L + 1,), "i32")
+            S.emit(Instr(self.map, "EXPAND", [wt], [pt, it]),
+                   [("W", pbuf, pbuf + pt.nbytes), ("W", ibuf, ibuf + it.nbytes)], [("W", buf, buf + wt.nbytes)])
+            S.emit(Instr(self.map, "CONVERT", [mt], [it]), [("W", ibuf, ibuf + it.nbytes)], [("W", mbuf, mbuf + mt.nbytes)])
+        else:
+            mc = self.const_array(mask, "wconn")
+            S.emit(Instr(self.load_unit, "LOAD", [mt], [mc.tile(full_box(mc.shape))]), [("S", mc.key)], [("W", mbuf, mbuf + mt.nbytes)])
+            S.emit(Instr(self.map, "EXPAND", [wt], [pt, mt]),
+                   [("W", pbuf, pbuf + pt.nbytes), ("W", mbuf, mbuf + mt.nbytes)], [("W", buf, buf + wt.nbytes)])
+        ws.cur = key
+        return wt, mt
+
+    def conn_info(self, op, conn: SSAValue, weight: SSAValue, layout_in_out: bool) -> SparseInfo:
+        from nnx.dialects import sparse as sd
+        from nnx.dialects.graph import ConstantOp
+
+        wthr: float | None = None
+        nthr: float | None = None
+        form = "direct"
+        stack = [conn]
+        while stack:
+            v = stack.pop()
+            o = v.owner
+            if isinstance(o, sd.ConnectOp):
+                if o.result.type.order_name == "neuron":  # type: ignore[attr-defined]
+                    nthr = o.threshold_value
+                else:
+                    wthr = o.threshold_value
+                    form = o.result.type.form_name  # type: ignore[attr-defined]
+            elif isinstance(o, sd.ConvertOp):
+                stack.append(o.input)
+            elif isinstance(o, sd.CombineOp):
+                stack += [o.lhs, o.rhs]
+            else:
+                raise PassError(f"lower-to-chip: {op.name}: connection data from {o.name if isinstance(o, Operation) else 'a block argument'} is not supported", op)
+        if wthr is None:
+            wthr = 0.0
+        value = mask = None
+        if isinstance(weight.owner, ConstantOp):
+            value = np.asarray(weight.owner.numpy_value())
+            mask = np.abs(value) > max(wthr, 0.0)
+        return SparseInfo(mask, value, form, wthr, nthr)
+
+    def lower_sparse(self, op) -> None:
+        from nnx.dialects import sparse as sd
+
+        if isinstance(op, (sd.ConnectOp, sd.ConvertOp, sd.CombineOp)):
+            for u in op.results[0].uses:
+                if not isinstance(u.operation, (sd.FcOp, sd.MatMulOp, sd.ConvOp, sd.ConvertOp, sd.CombineOp)):
+                    raise PassError(f"lower-to-chip: connection data used by {u.operation.name} is not supported", op)
+            return
+        if isinstance(op, sd.FcOp):
+            x = self.tensor(op.input, op)
+            w = self.tensor(op.weight, op)
+            out_n, in_n = w.shape
+            m = math.prod(x.shape[:-1])
+            info = self.conn_info(op, op.conn, op.weight, False)
+            ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
+            views = {0: (m, in_n)}
+            if op.bias is not None:
+                views[2] = (out_n,)
+            self.lower_compute(op, "Gemm", ins, [op.output], {"transB": 1}, info, views, (m, out_n))
+            return
+        if isinstance(op, sd.MatMulOp):
+            info = self.conn_info(op, op.conn, op.weight, True)
+            self.lower_compute(op, "MatMul", [op.input, op.weight], [op.output], {}, info)
+            return
+        if isinstance(op, sd.ConvOp):
+            info = self.conn_info(op, op.conn, op.weight, False)
+            if info.neuron_threshold is not None:
+                raise PassError("lower-to-chip: sparse.conv with neuron connection data is not supported", op)
+            attrs = {k: _py(v) for k, v in op.conv_params().items()}
+            ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
+            self.lower_compute(op, "Conv", ins, [op.output], attrs, info)
+            return
+        raise PassError(f"lower-to-chip: cannot lower {op.name} (not a sparse compute op)", op)
+
+    # ---- program ----------------------------------------------------------------------
+    def program(self):
+        from nnx.dialects.chip import ConstOp, InputOp, OutputOp, ProgramOp, TileAttr, instr_op
+
+        cbytes = _align(self.const_top)
+
+        def reloc_tile(t: Tile) -> Tile:
+            if t.space == "S" and t.offset >= _DATA_BASE:
+                return dataclasses.replace(t, offset=t.offset - _DATA_BASE + cbytes)
+            return t
+
+        def reloc(ins: Instr) -> Instr:
+            ins.dsts = [None if t is None else reloc_tile(t) for t in ins.dsts]
+            ins.srcs = [None if t is None else reloc_tile(t) for t in ins.srcs]
+            return ins
+
+        def sym_tile(t: Tensor) -> Tile:
+            return reloc_tile(Tile("S", t.offset, t.shape, t.dtype))
+
+        ops: list[Operation] = []
+        for name, t in self.inputs:
+            ops.append(InputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
+        for name, t, value in self.consts:
+            ops.append(ConstOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t)), "value": value}))
+        for name, t in self.outputs:
+            ops.append(OutputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
+        for ins in self.stream.program():
+            ops.append(instr_op(reloc(ins)))
+        storage = cbytes + (self.data_top - _DATA_BASE)
+        # built with create(): ProgramOp.__init__ uses a Region helper xDSL 0.74 lacks
+        from xdsl.dialects.builtin import IntegerAttr, i64
+        from xdsl.ir import Block, Region
+
+        return ProgramOp.create(
+            properties={"storage_bytes": IntegerAttr(max(storage, ALIGN), i64), "target": StringAttr(self.target.name)},
+            regions=[Region([Block(ops)])],
+        )
+
+
+@dataclass(frozen=True)
+class LowerToChipPass(ModulePass):
+    """graph (+ sparse) ops of @main -> a chip.program (see the module docstring)."""
+
+    name = "lower-to-chip"
+
+    target: str = ""
+    double_buffer: bool = True
+    max_tile_elements: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from xdsl.dialects import func as fdialect
+
+        from nnx.target import TargetError, load_target
+
+        try:
+            target = load_target(self.target or None)
+        except TargetError as e:
+            raise PassError(f"lower-to-chip: {e}") from None
+        except OSError as e:
+            raise PassError(f"lower-to-chip: cannot read target '{self.target}': {e.strerror}") from None
+        funcs = [o for o in op.body.block.ops if isinstance(o, fdialect.FuncOp)]
+        main = next((f for f in funcs if f.sym_name.data == "main"), None)
+        if main is None:
+            if len(funcs) != 1:
+                raise PassError("lower-to-chip: expected a func.func @main")
+            main = funcs[0]
+        if ctx.get_optional_dialect("chip") is None:
+            from nnx.dialects.chip import Chip
+
+            ctx.load_dialect(Chip)
+        lw = Lowering(target, self.double_buffer, int(self.max_tile_elements))
+        lw.run(main)
+        prog = lw.program()
+        for f in funcs:
+            f.detach()
+            f.erase()
+        op.body.block.add_op(prog)
