@@ -27,6 +27,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from nnx.dialects.graph import ConstantOp, GraphOp, SubgraphOp, YieldOp
 from nnx.interp.kernels import KERNELS, NUM_OUTPUTS_ATTR, KernelError
+from nnx.interp.sparse_impls import SPARSE_IMPLS, sparse_kernel, sparse_operands
 from nnx.types import UnsupportedTypeError, numpy_dtype_of
 
 
@@ -119,6 +120,9 @@ def _plan(block: Block) -> _Plan:
             attrs = op.onnx_attributes()
             attrs[NUM_OUTPUTS_ATTR] = len(op.results)
             st = _Step(op, "kernel", fn=fn, attrs=attrs, inputs=op.onnx_inputs(), outputs=list(op.results))
+        elif op.name in SPARSE_IMPLS:
+            st = _Step(op, "kernel", fn=sparse_kernel(op), attrs={},
+                       inputs=list(sparse_operands(op)), outputs=list(op.results))
         elif isinstance(op, SubgraphOp):
             st = _Step(op, "subgraph", inputs=list(op.inputs), outputs=list(op.results))
             st.sub = _plan(op.body.block)

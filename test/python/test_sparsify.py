@@ -22,8 +22,6 @@ from onnx import numpy_helper as nh
 from nnx.diagnostics import PassError
 from nnx.importer import import_model
 from nnx.interp import interpreter
-from nnx.interp.kernels import KERNELS, NUM_OUTPUTS_ATTR
-from nnx.interp.sparse_impls import SPARSE_IMPLS, run_sparse_op, sparse_operands
 from nnx.ir_io import make_context, module_to_text, parse_module_text
 from nnx.passes.sparsify import SparsifyPass
 
@@ -84,37 +82,9 @@ def weights_of(model: onnx.ModelProto) -> dict[str, np.ndarray]:
     return {i.name: nh.to_array(i) for i in model.graph.initializer}
 
 
-def _local_run(module, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    """Interpret graph + sparse ops (used until the interpreter dispatches sparse ops)."""
-    from nnx.dialects.graph import ConstantOp, GraphOp
-
-    func = interpreter.find_function(module)
-    block = func.body.block
-    env = dict(zip(block.args, interpreter.bind_inputs(func, feeds)))
-    for op in block.ops:
-        if isinstance(op, ConstantOp):
-            outs = [op.numpy_value()]
-        elif isinstance(op, GraphOp):
-            attrs = op.onnx_attributes()
-            attrs[NUM_OUTPUTS_ATTR] = len(op.results)
-            ins = [None if v is None else env[v] for v in op.onnx_inputs()]
-            outs = KERNELS[op.ONNX_TYPE](ins, attrs)
-        elif op.name in SPARSE_IMPLS:
-            outs = run_sparse_op(op, [env[v] for v in sparse_operands(op)])
-        else:  # func.return
-            return env[op.operands[0]]
-        env.update(zip(op.results, outs))
-    raise AssertionError("no return")
-
-
 def run(module, x: np.ndarray) -> np.ndarray:
-    """The model's output; the real interpreter when it runs sparse ops."""
-    try:
-        return next(iter(interpreter.run_module(module, {"x": x}).values()))
-    except interpreter.InterpError as e:
-        if "cannot run this op" not in str(e):
-            raise
-    return _local_run(module, {"x": x})
+    """The model's output from the interpreter (graph and sparse ops)."""
+    return next(iter(interpreter.run_module(module, {"x": x}).values()))
 
 
 def sparsified(model: onnx.ModelProto, **options):
