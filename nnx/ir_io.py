@@ -118,6 +118,18 @@ _KEY_RE = re.compile(r'[A-Za-z_][A-Za-z0-9_.$-]*|"[^"\n]*"')
 _BUILTIN_RE = re.compile(r"\bbuiltin\s*:\s*\{")
 
 
+def _resource_section_start(text: str) -> int:
+    """Offset of the last `{-#` that is not inside a `//` comment, or -1."""
+    pos = len(text)
+    while True:
+        pos = text.rfind("{-#", 0, pos)
+        if pos < 0:
+            return -1
+        line_start = text.rfind("\n", 0, pos) + 1
+        if "//" not in text[line_start:pos]:
+            return pos
+
+
 def split_resource_section(text: str) -> tuple[str, int]:
     """Cut the trailing `{-# dialect_resources: {builtin: {...}} #-}` section off
     `text` and load its blobs into the store of nnx/resources.py (decoded lazily by
@@ -127,7 +139,7 @@ def split_resource_section(text: str) -> tuple[str, int]:
     (Reads the entries itself: `resources.split_resource_section` takes the dialect
     key `builtin` for the first blob's handle.)
     """
-    start = text.rfind("{-#")
+    start = _resource_section_start(text)
     if start < 0:
         return text, 0
     end = text.find("#-}", start)

@@ -3,7 +3,8 @@
 A graph op whose data inputs are all results of `graph.constant` is replaced by one
 `graph.constant` per result, holding the value computed by the numpy kernel that
 defines the op (`nnx.interp.kernels.run_kernel(op.ONNX_TYPE, inputs,
-op.onnx_attributes())`, the same function the interpreter runs, so folding cannot
+op.onnx_attributes())`, with the number of results as the interpreter passes it;
+the same function the interpreter runs, so folding cannot
 change what the model computes). Folding proceeds in block order, so chains of
 constant ops fold in one run. Input constants left without uses are erased.
 
@@ -98,8 +99,10 @@ class FoldConstantGraphOp(RewritePattern):
                 arrays.append(c.numpy_value())
             except ResourceError as e:
                 raise PassError(str(e), c) from None
+        attrs = op.onnx_attributes()
+        attrs[getattr(kernels, "NUM_OUTPUTS_ATTR", "_num_outputs")] = len(op.results)
         try:
-            outs = kernels.run_kernel(op.ONNX_TYPE, arrays, op.onnx_attributes())
+            outs = kernels.run_kernel(op.ONNX_TYPE, arrays, attrs)
         except kernels.KernelError:
             return
         except Exception as e:  # noqa: BLE001 - a kernel rejecting these values
