@@ -14,6 +14,12 @@ in one process-wide store and reads/writes the resource section itself:
   module uses.
 
 MLIR's blob encoding is a 4-byte little-endian alignment followed by the raw bytes.
+The raw bytes are numpy's C-order layout of the element type (nnx/types.py): one
+element per byte for i1 and for the sub-byte types (i4/ui4/i2/ui2, f4E2M1FN,
+f6E2M3FN/f6E3M2FN), the value in the low bits and the high bits zero, as MLIR
+stores dense elements (every width above 1 bit rounded up to whole bytes). Sub-byte
+blobs are not packed two or four to a byte; a reader of i4/i2 blobs masks the low
+bits, so sign-extended bytes (0xFF for i4 -1) read the same.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 
-from nnx.types import numpy_dtype_of, tensor_type_of
+from nnx.types import is_narrow, is_narrow_int, numpy_dtype_of, tensor_type_of
 
 _store: dict[str, np.ndarray] = {}
 _raw: dict[str, bytes] = {}
@@ -89,6 +95,8 @@ def lookup_array(attr: DenseResourceAttr) -> np.ndarray:
                 f"{ttype} needs {expected}"
             )
         arr = np.frombuffer(raw, dtype=dtype).reshape(shape)
+        if is_narrow_int(dtype):  # canonical bytes: value in the low bits, rest 0
+            arr = arr.astype(np.int8).astype(dtype)
         _store[handle] = arr
     return arr
 
@@ -101,6 +109,16 @@ def elements_value(attr: DenseResourceAttr | DenseIntOrFPElementsAttr) -> np.nda
     assert isinstance(ttype, TensorType)
     dtype = numpy_dtype_of(ttype.element_type)
     shape = tuple(ttype.get_shape())
+    if is_narrow(dtype):
+        # bf16/f8/f6/f4/i4/i2: straight from xDSL's bytes (one element per byte for
+        # the sub-byte types, as in MLIR; a parsed i4 -1 may be 0xFF, re-encoded 0x0F)
+        arr = np.frombuffer(attr.data.data, dtype=dtype)
+        if is_narrow_int(dtype):
+            arr = arr.astype(np.int8).astype(dtype)
+        n = int(np.prod(shape, dtype=np.int64))
+        if arr.size == 1 and n != 1:
+            return np.full(shape, arr.reshape(()), dtype=dtype)
+        return arr.reshape(shape)
     data = attr.get_values()
     arr = np.asarray(data, dtype=dtype)
     if arr.size == 1 and int(np.prod(shape, dtype=np.int64)) != 1:

@@ -38,7 +38,7 @@ from nnx.importer.onnx_graph import ImportGraph, Node, node_error
 from nnx.importer.onnx_loader import DEFAULT_DOMAINS
 from nnx.importer.shapes import TypeInfo, elem_name
 from nnx.ir_io import UserError
-from nnx.types import ONNX_TO_NP, mlir_type_of_dtype
+from nnx.types import ONNX_TO_NP, is_narrow_float, mlir_type_of_dtype
 
 INLINE_MAX_ELEMENTS = 16
 
@@ -187,13 +187,25 @@ def _constant_op(arr: np.ndarray, name: str) -> Operation:
     from nnx.dialects.graph import ConstantOp
     from nnx.resources import register_array
 
-    if arr.size <= INLINE_MAX_ELEMENTS:
+    if arr.size <= INLINE_MAX_ELEMENTS and _inline_ok(arr):
         attr: Attribute = _dense(arr)
     else:
         attr = register_array(arr, name)
     op = ConstantOp(attr)
     op.location = name_loc(name)
     return op
+
+
+def _inline_ok(arr: np.ndarray) -> bool:
+    """Whether xDSL prints `arr` as `dense<...>` text that parses back to the same bits.
+
+    The ml_dtypes floats (bf16, f8, f6, f4) are printed in decimal, which is exact for
+    finite values but not for NaN/Inf (xDSL's hex form of those is wrong for f8E8M0FNU):
+    such constants go to a blob instead.
+    """
+    if not is_narrow_float(arr.dtype):
+        return True
+    return bool(np.all(np.isfinite(arr.astype(np.float32))))
 
 
 def _dense(arr: np.ndarray) -> DenseIntOrFPElementsAttr:
