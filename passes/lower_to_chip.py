@@ -402,9 +402,9 @@ class Lowering:
             ty = v.type
             shape = tuple(ty.get_shape())  # type: ignore[attr-defined]
             dt = _dtype_name(ty)
-            hint = "c"
+            hint = "w"
             loc = getattr(owner, "location", None)
-            m = re.search(r'loc\("([^"]+)"', str(loc)) if loc is not None else None
+            m = re.fullmatch(r'loc\("([^"]+)"\)', str(loc)) if loc is not None else None
             if m:
                 hint = m.group(1)
             t = self.alloc_const(owner.value, shape, dt, hint)
@@ -588,6 +588,12 @@ class Lowering:
             if v is None:
                 srcs.append(None)
                 continue
+            if sparse is not None and j == 1 and sparse.weight_value is not None and v not in self.tensors:
+                # compacted per tile (sparse_weight): the dense weights never reach storage
+                ty = v.type
+                t = Tensor(-1 - len(self.tensors), tuple(ty.get_shape()), _dtype_name(ty), (-1, -1))  # type: ignore[attr-defined]
+                srcs.append(t)
+                continue
             t = self.tensor(v, op)
             if j in views:
                 t = t.view(views[j])
@@ -622,7 +628,7 @@ class Lowering:
                     res["w"] = ("W", n * isz[j], varies)
                     res["wp"] = ("W", n * isz[j], varies)
                     if sparse.form == "stride":
-                        res["wi"] = ("W", (n + 1) * 4, varies)
+                        res["wi"] = ("W", n * 4, varies)
                     res["wm"] = ("W", n, varies)
                     continue
                 res[f"i{j}"] = (space[j], n * isz[j], varies)
@@ -775,22 +781,25 @@ class Lowering:
         mbuf = wm.next()
         mt = Tile("W", mbuf, shape, "i1")
         if sp.form == "stride":
-            pos = np.flatnonzero(mask.reshape(-1))
-            idx = np.zeros(pos.size + 1, np.int32)
-            idx[0] = pos.size
-            if pos.size:
-                idx[1] = pos[0]
-                idx[2:] = np.diff(pos)
-            ic = self.const_array(idx, "widx")
+            # stride index (nnx.connection_data form: distances between kept positions,
+            # the first from position 0, padded with -1): the padding is made in the
+            # cache by the VPU, only the k strides travel (claims 6, 9-10)
+            L = mask.size
+            stride = np.diff(np.flatnonzero(mask.reshape(-1)), prepend=0).astype(np.int32)
             islot = slots["wi"]
             ibuf = islot.next()
-            L = mask.size
-            loaded = Tile("W", ibuf, (idx.size,), "i32")
-            S.emit(Instr(self.load_unit, "LOAD", [loaded], [ic.tile(full_box(ic.shape))]), [("S", ic.key)], [("W", ibuf, ibuf + loaded.nbytes)])
-            it = Tile("W", ibuf, (L + 1,), "i32")
+            it = Tile("W", ibuf, (L,), "i32")
+            irange = ("W", ibuf, ibuf + it.nbytes)
+            S.emit(Instr(self.vpu, "FILL", [it], [], {"value": -1}), [], [irange])
+            if stride.size:
+                ic = self.const_array(stride, "widx")
+                loaded = Tile("W", ibuf, (stride.size,), "i32")
+                S.emit(Instr(self.load_unit, "LOAD", [loaded], [ic.tile(full_box(ic.shape))]),
+                       [("S", ic.key)], [("W", ibuf, ibuf + loaded.nbytes)])
             S.emit(Instr(self.map, "EXPAND", [wt], [pt, it]),
-                   [("W", pbuf, pbuf + pt.nbytes), ("W", ibuf, ibuf + it.nbytes)], [("W", buf, buf + wt.nbytes)])
-            S.emit(Instr(self.map, "CONVERT", [mt], [it]), [("W", ibuf, ibuf + it.nbytes)], [("W", mbuf, mbuf + mt.nbytes)])
+                   [("W", pbuf, pbuf + pt.nbytes), irange], [("W", buf, buf + wt.nbytes)])
+            flat_m = Tile("W", mbuf, (L,), "i1")
+            S.emit(Instr(self.map, "CONVERT", [flat_m], [it]), [irange], [("W", mbuf, mbuf + mt.nbytes)])
         else:
             mc = self.const_array(mask, "wconn")
             S.emit(Instr(self.load_unit, "LOAD", [mt], [mc.tile(full_box(mc.shape))]), [("S", mc.key)], [("W", mbuf, mbuf + mt.nbytes)])
@@ -840,8 +849,7 @@ class Lowering:
             return
         if isinstance(op, sd.FcOp):
             x = self.tensor(op.input, op)
-            w = self.tensor(op.weight, op)
-            out_n, in_n = w.shape
+            out_n, in_n = tuple(op.weight.type.get_shape())
             m = math.prod(x.shape[:-1])
             info = self.conn_info(op, op.conn, op.weight, False)
             ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
