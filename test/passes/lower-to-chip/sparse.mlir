@@ -22,7 +22,7 @@
 // STRIDE:      chip.load DAU0 #chip.tile<W:[[I]], 5xi32>
 // STRIDE:      chip.expand MAP0 #chip.tile<W:[[W:0x[0-9a-f]+]], 3x4xf32> <- #chip.tile<W:{{0x[0-9a-f]+}}, 5xf32>, #chip.tile<W:[[I]], 12xi32>
 // STRIDE-NEXT: chip.convert MAP0 #chip.tile<W:[[M:0x[0-9a-f]+]], 12xi1> <- #chip.tile<W:[[I]], 12xi32>
-// STRIDE:      chip.mpu Gemm MPU0 {{.*}} {nmask = #chip.tile<N:[[NM]], 1x4xi1>, params = {transB = 1 : i64}, wmask = #chip.tile<W:[[M]], 3x4xi1>}
+// STRIDE:      chip.mpu Gemm MPU0 {{.*}} {params = {transB = 1 : i64}, nmask = #chip.tile<N:[[NM]], 1x4xi1>, wmask = #chip.tile<W:[[M]], 3x4xi1>}
 func.func @main(%x: tensor<1x4xf32> {nnx.name = "x"}) -> (tensor<1x3xf32> {nnx.name = "y"}) {
   %w = graph.constant dense<[[1.0, 0.1, 0.5, 0.0], [-2.0, 0.2, 0.0, 1.5], [0.0, -1.0, 0.25, 0.3]]> : tensor<3x4xf32>
   %b = graph.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
