@@ -11,6 +11,7 @@ import bisect
 import io
 import os
 import re
+import string
 import tempfile
 from collections.abc import Iterable
 from typing import IO
@@ -97,6 +98,8 @@ def parse_module_text(
         body, _ = split_resource_section(text)
     except resources.ResourceError as e:
         raise IRParseError(f"{filename}: error: {e}", filename, None, None, str(e)) from None
+    if _only_comments(body):
+        return ModuleOp([])  # as MLIR: an empty input is an empty module
     parser = LocatingParser(ctx, body, filename, line_offset=line_offset)
     try:
         module = parser.parse_module()
@@ -112,6 +115,14 @@ def parse_module_text(
         ) from None
     parser.assign_locations()
     return module
+
+
+def _only_comments(text: str) -> bool:
+    if len(text) > 4096 and text.lstrip()[:2] != "//":
+        return False
+    return all(
+        not line.strip() or line.lstrip().startswith("//") for line in text.splitlines()
+    )
 
 
 _KEY_RE = re.compile(r'[A-Za-z_][A-Za-z0-9_.$-]*|"[^"\n]*"')
@@ -176,9 +187,13 @@ def split_resource_section(text: str) -> tuple[str, int]:
             if close < 0:
                 raise resources.ResourceError(f"resource '{key}': unterminated blob string")
             value = text[pos + 1 : close]
-            if not value.startswith("0x") or len(value) < 10:
+            if (
+                not value.startswith("0x")
+                or len(value) < 10
+                or not all(c in string.hexdigits for c in value[2:10])
+            ):
                 raise resources.ResourceError(
-                    f"resource '{key}': blob must be a hex string '0x...'"
+                    f"resource '{key}': blob must be a hex string '0x<alignment><bytes>'"
                 )
             try:
                 raw = bytes.fromhex(value[10:])  # skip '0x' and the 4-byte alignment

@@ -664,10 +664,19 @@ class NnxOptMain(xDSLOptMain):
                     chunk, filename, self.ctx, line_offset=offset
                 )
             except ir_io.IRParseError as e:
+                msg, text = e.msg, str(e)
+                m = re.fullmatch(r"Operation (\w+)\.\S+ is not registered", msg)
+                known = {d.name for d in ir_io.nnx_dialects()}
+                if m and m.group(1) not in known and not self.ctx.allow_unregistered:
+                    hint = " (use --allow-unregistered-dialect to accept unknown ops)"
+                    text = text.replace(msg, msg + hint, 1)
+                    msg += hint
                 if self.args.verify_diagnostics:
-                    diags.append(Diagnostic("error", e.msg, e.file, e.line, e.col))
+                    diags.append(Diagnostic("error", msg, e.file, e.line, e.col))
+                elif self.args.parsing_diagnostics:  # xdsl-opt: print, exit 0
+                    print(text)
                 else:  # with the source line and caret
-                    diags.append(_Preformatted("error", e.msg, e.file, e.line, e.col, str(e)))
+                    diags.append(_Preformatted("error", msg, e.file, e.line, e.col, text))
                 return None
             try:
                 if not self.args.disable_verify:
