@@ -72,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         f"({100.0 * req[0] / max(req[1], 1):.1f}%)"
     )
     print(
-        "  of which use element types nnx.types has (not bfloat16/float8/float4/int4/int2/"
-        f"string): {req_typed[0]} / {req_typed[1]} "
+        "  of which use element types nnx.types has (all but string): "
+        f"{req_typed[0]} / {req_typed[1]} "
         f"({100.0 * req_typed[0] / max(req_typed[1], 1):.1f}%)"
     )
     print(f"time: {dt:.1f} s")

@@ -163,8 +163,8 @@ def _evaluate(ig: ImportGraph, node: Node, inputs: list[np.ndarray | None]) -> l
 
     if node.op_type in kernels.KERNELS:
         attrs = dict(node.attrs)
-        if node.op_type == "Split":
-            attrs[getattr(kernels, "NUM_OUTPUTS_ATTR", "_num_outputs")] = len(node.outputs)
+        # the node's output count (Split without `split`/`num_outputs`, optional outputs)
+        attrs[kernels.NUM_OUTPUTS_ATTR] = len(node.outputs)
         try:
             with np.errstate(all="ignore"):
                 return list(kernels.run_kernel(node.op_type, inputs, attrs))

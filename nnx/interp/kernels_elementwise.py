@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnx.interp.kernels import KernelError, kernel, opt
-from nnx.types import ONNX_TO_NP
+from nnx.types import NP_TO_ONNX, ONNX_TO_NP, is_narrow, is_narrow_float
 
 _ERR = dict(all="ignore")
 
@@ -454,55 +454,80 @@ def _dropout(inputs, attrs):
     return [(mask * x * (1.0 / (1.0 - ratio))).astype(x.dtype), mask]
 
 
-_ML_DTYPES = {
-    16: "bfloat16",
-    17: "float8_e4m3fn",
-    18: "float8_e4m3fnuz",
-    19: "float8_e5m2",
-    20: "float8_e5m2fnuz",
-    21: "uint4",
-    22: "int4",
-    23: "float4_e2m1fn",
-    24: "float8_e8m0fnu",
-    25: "uint2",
-    26: "int2",
-}
-
-
 def onnx_dtype(code: int) -> np.dtype:
     dt = ONNX_TO_NP.get(int(code))
-    if dt is None and int(code) in _ML_DTYPES:
-        try:
-            import ml_dtypes
-
-            dt = np.dtype(getattr(ml_dtypes, _ML_DTYPES[int(code)]))
-        except (ImportError, AttributeError):
-            dt = None
     if dt is None:
         raise KernelError(f"unsupported ONNX element type {code}")
     return dt
 
 
-def _cast_to(x: np.ndarray, dt: np.dtype, saturate: bool) -> np.ndarray:
-    """astype with ONNX's float8 saturation rule and int4/int2 wrap-around."""
-    name = dt.name
+def _float8e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
+    """float -> float8e8m0fnu (a power of two 2^(e-127), e = 0..254; 0xFF is NaN).
+
+    The exponent of x as float32, rounded by `round_mode` on the mantissa ("up": any
+    fraction bumps it, "nearest": ties to even, "down": truncate). ONNX's table:
+    saturate maps Inf and overflow to E8M0_MAX (0xFE) and 0 to E8M0_MIN (0x00);
+    without it those become NaN. The sign is ignored (negative input is undefined).
+    """
+    f = np.ascontiguousarray(x, dtype=np.float32)
+    bits = f.view(np.uint32)
+    e = ((bits >> 23) & 0xFF).astype(np.uint16)
+    special = e == 0xFF
+    if round_mode == "up":
+        up = (bits & 0x7FFFFF) != 0
+    elif round_mode == "nearest":
+        g = (bits & 0x400000) != 0
+        r = (bits & 0x200000) != 0
+        st = (bits & 0x1FFFFF) != 0
+        up = g & (r | st | (e > 0))
+    elif round_mode == "down":
+        up = np.zeros(f.shape, np.bool_)
+    else:
+        raise KernelError(f"Cast: unsupported round_mode '{round_mode}'")
+    up &= ~special
+    if saturate:
+        up &= e != 0xFE
+    out = (e + up).astype(np.uint16)
+    nan = np.isnan(f)
+    if saturate:
+        out = np.where(np.isinf(f), 0xFE, out)
+    else:
+        out = np.where(special | (f == 0), 0xFF, out)
+    out = np.where(nan, 0xFF, np.minimum(out, 0xFF)).astype(np.uint8)
+    return out.view(ONNX_TO_NP[24])
+
+
+def _cast_to(
+    x: np.ndarray, dt: np.dtype, saturate: bool = True, round_mode: str = "up"
+) -> np.ndarray:
+    """x.astype(dt) with ONNX's rules for the narrow types (Cast, opset 25):
+
+    * float8 E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ, saturate: +-Inf and values beyond the
+      largest finite one become +-max, NaN stays NaN, the rest rounds to nearest
+      even; without saturate ml_dtypes' conversion is the table's (overflow ->
+      NaN, or Inf for E5M2);
+    * float8 E8M0: `_float8e8m0`;
+    * float4/float6 (no Inf or NaN): ml_dtypes' conversion, which saturates;
+    * int4/uint4/int2/uint2 from floats: round to nearest even, then wrap around.
+    """
+    if x.dtype == dt:
+        return x.copy()
+    code = NP_TO_ONNX.get(dt)
     with np.errstate(**_ERR):
-        if name.startswith("float8") or name.startswith("float4"):
-            xf = x.astype(np.float32)
+        if code == 24:
+            return _float8e8m0(x, saturate, round_mode)
+        if code in (17, 18, 19, 20):
+            xf = x.astype(np.float32) if x.dtype != np.float64 else x
             if saturate:
                 import ml_dtypes
 
                 m = float(ml_dtypes.finfo(dt).max)
-                if "fnuz" in name or name.startswith("float4"):
-                    fin = np.isfinite(xf)
-                    xf = np.where(fin, np.clip(xf, -m, m), xf)
-                    if name.startswith("float4"):
-                        xf = np.where(np.isinf(xf), np.sign(xf) * m, xf)
-                else:
-                    xf = np.clip(xf, -m, m)  # +-inf -> +-max as well
+                xf = np.clip(xf, -m, m)  # NaN stays NaN
             return xf.astype(dt)
-        if name in ("int4", "uint4", "int2", "uint2") and x.dtype.kind == "f":
-            return np.rint(x).astype(np.int64).astype(dt)
+        if code in (21, 22, 25, 26) and (x.dtype.kind == "f" or is_narrow_float(x.dtype)):
+            return np.rint(x.astype(np.float64)).astype(np.int64).astype(dt)
+        if is_narrow(dt) and is_narrow(x.dtype):
+            return x.astype(np.float32).astype(dt)  # via float32: exact for these
         return x.astype(dt)
 
 
@@ -510,9 +535,14 @@ def _cast_to(x: np.ndarray, dt: np.dtype, saturate: bool) -> np.ndarray:
 def _cast(inputs, attrs):
     x = inputs[0]
     dt = onnx_dtype(attrs["to"])
-    return [_cast_to(x, dt, bool(int(attrs.get("saturate", 1))))]
+    return [_cast_to(x, dt, bool(int(attrs.get("saturate", 1))), _round_mode(attrs))]
 
 
 @kernel("CastLike")
 def _cast_like(inputs, attrs):
-    return [_cast_to(inputs[0], inputs[1].dtype, bool(int(attrs.get("saturate", 1))))]
+    return [_cast_to(inputs[0], inputs[1].dtype, bool(int(attrs.get("saturate", 1))), _round_mode(attrs))]
+
+
+def _round_mode(attrs) -> str:
+    rm = attrs.get("round_mode", "up")
+    return rm.decode() if isinstance(rm, bytes) else str(rm)
