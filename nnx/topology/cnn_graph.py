@@ -20,14 +20,16 @@ class Synapses:
 
 
 def conv_synapses(in_shape, weight, *, stride=(1, 1), pad=(0, 0), dilation=(1, 1), groups=1,
-                  in_offset=0, out_offset=0) -> tuple[Synapses, tuple[int, int, int]]:
+                  in_offset=0, out_offset=0, out_hw=None) -> tuple[Synapses, tuple[int, int, int]]:
     """Synapses of a 2-D convolution (ONNX Conv semantics, NCHW, batch 1).
 
     ``in_shape`` = (C, H, W) of the input neurons, numbered ``in_offset +
     (c*H + y)*W + x``; ``weight`` = (Cout, C/groups, kh, kw). Output neuron
     (o, oy, ox) is numbered ``out_offset + (o*OH + oy)*OW + ox`` and receives one
     synapse per kernel tap that lands inside the (unpadded) input, weight |w|.
-    Returns (synapses, output shape).
+    ``pad`` is the padding at the start of each spatial dim (top, left);
+    ``out_hw`` overrides the output size (asymmetric or ``auto_pad`` padding,
+    as given by the op's result type). Returns (synapses, output shape).
     """
     c, h, w = (int(v) for v in in_shape)
     weight = np.asarray(weight)
@@ -40,6 +42,8 @@ def conv_synapses(in_shape, weight, *, stride=(1, 1), pad=(0, 0), dilation=(1, 1
                          f"with groups={groups}")
     oh = (h + 2 * py - dy * (kh - 1) - 1) // sy + 1
     ow = (w + 2 * px - dx * (kw - 1) - 1) // sx + 1
+    if out_hw is not None:
+        oh, ow = (int(v) for v in out_hw)
     opg = cout // groups
     oy = np.arange(oh)
     ox = np.arange(ow)
