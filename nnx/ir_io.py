@@ -2,7 +2,16 @@
 
 Every tool goes through here so that all of them load the same dialects, read
 `dense_resource` blobs with the fast path of nnx/resources.py, and report a
-malformed file as one line `FILE:LINE:COL: error: MESSAGE`.
+malformed file as `FILE:LINE:COL: error: MESSAGE` (then the source line and a caret,
+as MLIR does) through `IRParseError`, a `UserError`.
+
+Parsing uses `LocatingParser`, xDSL's parser plus: every op gets the
+`FileLineColLoc` of where it was parsed (unless the text gives a `loc(...)`), so
+verifier and pass diagnostics can point at the op (nnx/diagnostics.py); a value
+used but never defined is reported at its first use instead of at the end of file.
+
+API: make_context, parse_module_text, read_module, module_to_text,
+write_text_atomically, UserError (and IRParseError, LocatingParser, nnx_dialects).
 """
 
 from __future__ import annotations
@@ -11,7 +20,6 @@ import bisect
 import io
 import os
 import re
-import string
 import tempfile
 from collections.abc import Iterable
 from typing import IO
@@ -79,7 +87,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
 
 
 def parse_module_text(
-    text: str,
+    text: str | bytes,
     filename: str = "<stdin>",
     ctx: Context | None = None,
     *,
@@ -87,17 +95,22 @@ def parse_module_text(
 ) -> ModuleOp:
     """Parse IR text (custom or generic form) with its resource section.
 
-    Every op parsed without an explicit `loc(...)` gets the `FileLineColLoc` of where
-    it starts (as MLIR does), so diagnostics can name `FILE:LINE:COL`; ops with a
-    `NameLoc` keep it and their parse position is remembered on the side
-    (nnx.diagnostics.op_location). `line_offset` is added to every line number (a
-    chunk of a `--split-input-file` input).
+    Give the file's bytes when you have them: the blobs are then decoded straight
+    from the buffer (nnx/resources.py). Every op parsed without an explicit
+    `loc(...)` gets the `FileLineColLoc` of where it starts (as MLIR does), so
+    diagnostics can name `FILE:LINE:COL`; ops with a `NameLoc` keep it and their
+    parse position is remembered on the side (nnx.diagnostics.op_location).
+    `line_offset` is added to every line number (a chunk of a `--split-input-file`
+    input). An input of only comments is an empty module, as in MLIR.
     """
     ctx = ctx or make_context()
     try:
-        body, _ = split_resource_section(text)
+        body, _ = resources.split_resource_section(text)
     except resources.ResourceError as e:
         raise IRParseError(f"{filename}: error: {e}", filename, None, None, str(e)) from None
+    except UnicodeDecodeError as e:
+        msg = f"not UTF-8 text (byte {e.start})"
+        raise IRParseError(f"{filename}: error: {msg}", filename, None, None, msg) from None
     if _only_comments(body):
         return ModuleOp([])  # as MLIR: an empty input is an empty module
     parser = LocatingParser(ctx, body, filename, line_offset=line_offset)
@@ -123,88 +136,6 @@ def _only_comments(text: str) -> bool:
     return all(
         not line.strip() or line.lstrip().startswith("//") for line in text.splitlines()
     )
-
-
-_KEY_RE = re.compile(r'[A-Za-z_][A-Za-z0-9_.$-]*|"[^"\n]*"')
-_BUILTIN_RE = re.compile(r"\bbuiltin\s*:\s*\{")
-
-
-def _resource_section_start(text: str) -> int:
-    """Offset of the last `{-#` that is not inside a `//` comment, or -1."""
-    pos = len(text)
-    while True:
-        pos = text.rfind("{-#", 0, pos)
-        if pos < 0:
-            return -1
-        line_start = text.rfind("\n", 0, pos) + 1
-        if "//" not in text[line_start:pos]:
-            return pos
-
-
-def split_resource_section(text: str) -> tuple[str, int]:
-    """Cut the trailing `{-# dialect_resources: {builtin: {...}} #-}` section off
-    `text` and load its blobs into the store of nnx/resources.py (decoded lazily by
-    `resources.lookup_array`). Returns the IR text, with the section replaced by as
-    many newlines so line numbers stay right, and the number of blobs read.
-
-    (Reads the entries itself: `resources.split_resource_section` takes the dialect
-    key `builtin` for the first blob's handle.)
-    """
-    start = _resource_section_start(text)
-    if start < 0:
-        return text, 0
-    end = text.find("#-}", start)
-    if end < 0:
-        raise resources.ResourceError("unterminated '{-#' resource section")
-    count = 0
-    m = _BUILTIN_RE.search(text, start, end)
-    if m is not None:
-        pos = m.end()
-        while True:
-            while pos < end and text[pos] in " \t\r\n,":
-                pos += 1
-            if pos >= end:
-                raise resources.ResourceError("resource section: 'builtin: {' is not closed")
-            if text[pos] == "}":
-                break
-            km = _KEY_RE.match(text, pos, end)
-            if km is None:
-                raise resources.ResourceError(
-                    f"resource section: expected a blob name near {text[pos:pos + 30]!r}"
-                )
-            key = km.group(0).strip('"')
-            pos = km.end()
-            while pos < end and text[pos] in " \t\r\n":
-                pos += 1
-            if pos >= end or text[pos] != ":":
-                raise resources.ResourceError(f"resource '{key}': expected ':'")
-            pos += 1
-            while pos < end and text[pos] in " \t\r\n":
-                pos += 1
-            if pos >= end or text[pos] != '"':
-                raise resources.ResourceError(f"resource '{key}': expected a quoted blob")
-            close = text.find('"', pos + 1, end)
-            if close < 0:
-                raise resources.ResourceError(f"resource '{key}': unterminated blob string")
-            value = text[pos + 1 : close]
-            if (
-                not value.startswith("0x")
-                or len(value) < 10
-                or not all(c in string.hexdigits for c in value[2:10])
-            ):
-                raise resources.ResourceError(
-                    f"resource '{key}': blob must be a hex string '0x<alignment><bytes>'"
-                )
-            try:
-                raw = bytes.fromhex(value[10:])  # skip '0x' and the 4-byte alignment
-            except ValueError as e:
-                raise resources.ResourceError(f"resource '{key}': {e}") from None
-            resources._raw[key] = raw  # noqa: SLF001 - the store's loader
-            resources._store.pop(key, None)  # noqa: SLF001
-            count += 1
-            pos = close + 1
-    newlines = text.count("\n", start, end + 3)
-    return text[:start] + "\n" * newlines + text[end + 3 :], count
 
 
 class LocatingParser(Parser):
@@ -297,15 +228,13 @@ def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
     if path == "-":
         import sys
 
-        return parse_module_text(sys.stdin.read(), "<stdin>", ctx)
+        return parse_module_text(sys.stdin.buffer.read(), "<stdin>", ctx)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise UserError(f"{path}: error: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: error: not a text file") from None
-    return parse_module_text(text, path, ctx)
+    return parse_module_text(data, path, ctx)
 
 
 def module_to_text(

@@ -579,24 +579,15 @@ class NnxOptMain(xDSLOptMain):
 
     # ---- running -----------------------------------------------------------------
 
-    def _read_input(self) -> tuple[str, str]:
+    def _read_input(self) -> tuple[bytes, str]:
         path = self.args.input_file
         if path is None or path == "-":
-            data = sys.stdin.buffer.read()
-            name = "<stdin>"
-        else:
-            name = path
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError as e:
-                raise ir_io.UserError(f"{path}: error: cannot read: {e.strerror}") from None
+            return sys.stdin.buffer.read(), "<stdin>"
         try:
-            return data.decode("utf-8"), name
-        except UnicodeDecodeError as e:
-            raise ir_io.UserError(
-                f"{name}: error: not UTF-8 text (byte {e.start})"
-            ) from None
+            with open(path, "rb") as f:
+                return f.read(), path
+        except OSError as e:
+            raise ir_io.UserError(f"{path}: error: cannot read: {e.strerror}") from None
 
     @staticmethod
     def split_chunks(text: str) -> list[tuple[str, int]]:
@@ -616,19 +607,29 @@ class NnxOptMain(xDSLOptMain):
         return chunks
 
     def run(self) -> int:  # type: ignore[override]
-        text, filename = self._read_input()
+        data, filename = self._read_input()
+        chunks: list[tuple[str | bytes, int]]
         if self.args.split_input_file:
-            chunks = self.split_chunks(text)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ir_io.UserError(
+                    f"{filename}: error: not UTF-8 text (byte {e.start})"
+                ) from None
+            chunks = list(self.split_chunks(text))
         else:
-            chunks = [(text, 0)]
+            chunks = [(data, 0)]  # bytes: blobs are decoded from the buffer
         outputs: list[str] = []
         failed = False
         for chunk, offset in chunks:
             diags: list[Diagnostic] = []
             out = self.process_chunk(chunk, offset, filename, diags)
             if self.args.verify_diagnostics:
+                chunk_text = (
+                    chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else chunk
+                )
                 problems = check_expected(
-                    diags, collect_expected(chunk, offset), filename
+                    diags, collect_expected(chunk_text, offset), filename
                 )
                 for p in problems:
                     print(p, file=sys.stderr)
@@ -651,7 +652,7 @@ class NnxOptMain(xDSLOptMain):
         return 1 if failed else 0
 
     def process_chunk(
-        self, chunk: str, offset: int, filename: str, diags: list[Diagnostic]
+        self, chunk: str | bytes, offset: int, filename: str, diags: list[Diagnostic]
     ) -> str | None:
         """Parse, verify, run the pipeline, print. None when an error stopped it."""
 
