@@ -327,6 +327,12 @@ class SparseInfo:
     neuron_threshold: float | None
 
 
+def _bcast_box(shape: tuple[int, ...], out_box: Box) -> Box:
+    """The box of a (right-aligned, broadcast) operand of `shape` for an output box."""
+    off = len(out_box) - len(shape)
+    return tuple((0, 1, 1) if d == 1 else (out_box[off + i][0], out_box[off + i][1], 1) for i, d in enumerate(shape))
+
+
 class Lowering:
     def __init__(self, target, double_buffer: bool, max_tile: int):
         self.target = target
@@ -342,6 +348,7 @@ class Lowering:
         self.inputs: list[tuple[str, Tensor]] = []
         self.outputs: list[tuple[str, Tensor]] = []
         self.names: set[str] = set()
+        self.fused: set[Operation] = set()
         dau = target.unit("DAU").count
         self.load_unit = "DAU0"
         self.store_unit = f"DAU{dau - 1}"
@@ -419,6 +426,10 @@ class Lowering:
         from nnx.dialects.graph import ConstantOp, GraphOp
 
         block = func.body.block
+        self.returned = set()
+        for o in block.ops:
+            if isinstance(o, fdialect.ReturnOp):
+                self.returned.update(o.arguments)
         arg_attrs = func.arg_attrs.data if func.arg_attrs is not None else None
         for i, arg in enumerate(block.args):
             name = f"arg{i}"
@@ -430,7 +441,7 @@ class Lowering:
             self.tensors[arg] = t
             self.inputs.append((self.fresh(name), t))
         for op in block.ops:
-            if isinstance(op, ConstantOp):
+            if isinstance(op, ConstantOp) or op in self.fused:
                 continue
             if isinstance(op, fdialect.ReturnOp):
                 res_attrs = func.res_attrs.data if func.res_attrs is not None else None
@@ -484,7 +495,58 @@ class Lowering:
             return self.lower_split(op, ins, outs, attrs)
         if kind == "Slice" and self.lower_slice(op, ins, outs, attrs):
             return
+        epi = self.epilogue_chain(op, outs) if len(outs) == 1 else []
+        if epi:
+            self.lower_compute(op, kind, ins, [epi[-1][0].onnx_outputs()[0]], attrs, epilogue=epi)
+            return
         self.lower_compute(op, kind, ins, outs, attrs)
+
+    def epilogue_chain(self, op, outs) -> list:
+        """Elementwise ops applied to `op`'s single result in the output cache before
+        it is stored (the intermediate never goes to storage): each is the only user of
+        the previous result, keeps its shape and type, and its other inputs are
+        constants (read by broadcasting, e.g. a bias)."""
+        from nnx.dialects.graph import ConstantOp, GraphOp
+        from nnx.tiling import ELEMENTWISE
+
+        chain = []
+        v = outs[0]
+        while True:
+            uses = list(v.uses)
+            if len(uses) != 1:
+                break
+            user = uses[0].operation
+            if not isinstance(user, GraphOp) or user.ONNX_TYPE not in ELEMENTWISE or user.ONNX_TYPE == "Dropout":
+                break
+            if v in self.returned:
+                break
+            uins = user.onnx_inputs()
+            uouts = user.onnx_outputs()
+            if len(uouts) != 1 or uouts[0].type != v.type:
+                break
+            if sum(1 for x in uins if x is v) != 1:
+                break
+            consts = []
+            ok = True
+            for j, x in enumerate(uins):
+                if x is v or x is None:
+                    continue
+                if not isinstance(x.owner, ConstantOp):
+                    ok = False
+                    break
+                xs = tuple(x.type.get_shape())
+                vs = tuple(v.type.get_shape())
+                if len(xs) > len(vs) or any(a != 1 and a != b for a, b in zip(xs[::-1], vs[::-1])):
+                    ok = False
+                    break
+            if not ok:
+                break
+            pos = next(j for j, x in enumerate(uins) if x is v)
+            attrs = {k: _py(a) for k, a in user.onnx_attributes().items()}
+            chain.append((user, user.ONNX_TYPE, uins, pos, attrs))
+            self.fused.add(user)
+            v = uouts[0]
+        return chain
 
     # ---- data movement --------------------------------------------------------------
     def copy(self, src: Tensor, dst: Tensor, shape, src_off, src_step, dst_off) -> None:
@@ -579,7 +641,7 @@ class Lowering:
         return self.max_tile
 
     def lower_compute(self, op, kind, ins, outs, attrs, sparse: SparseInfo | None = None,
-                      views: dict[int, tuple[int, ...]] | None = None, out_view=None) -> None:
+                      views: dict[int, tuple[int, ...]] | None = None, out_view=None, epilogue=()) -> None:
         from nnx.dialects.graph import ConstantOp
 
         views = views or {}
@@ -638,6 +700,14 @@ class Lowering:
                 boxes = [st.outputs[j] for st in steps]
                 n = max(math.prod(box_shape(b)) for b in boxes)
                 res[f"o{j}"] = ("O", n * osz[j], len(steps) > 1)
+            for e, (_, _, uins, pos, _) in enumerate(epilogue):
+                for j, x in enumerate(uins):
+                    if x is None or j == pos:
+                        continue
+                    t = self.tensor(x, op)
+                    boxes = [_bcast_box(t.shape, st.outputs[0]) for st in steps]
+                    n = max(math.prod(box_shape(b)) for b in boxes)
+                    res[f"e{e}_{j}"] = ("W", n * t.itemsize, any(b != boxes[0] for b in boxes))
             return res
 
         def need(steps: list[Step]) -> dict[str, int]:
@@ -655,7 +725,7 @@ class Lowering:
             steps = plan(rule, need, self.caps, self.soft())
         layout = Layout()
         slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in slot_bytes(steps).items()}
-        self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse)
+        self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
 
     def load_slot(self, slot: Slot, src: Tensor, box: Box, key) -> tuple[Tile, bool]:
         """The cache tile of `box` of `src` in `slot`, loading it unless already there."""
@@ -671,7 +741,7 @@ class Lowering:
         slot.cur = key
         return ct, True
 
-    def emit_steps(self, op, kind, unit, srcs, dsts, steps, slots, sparse) -> None:
+    def emit_steps(self, op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue=()) -> None:
         pending: list[tuple[Instr, list, list]] = []
         S = self.stream
         for st in steps:
@@ -733,6 +803,26 @@ class Lowering:
                 tiles.pop()
             S.emit(Instr(unit, kind, otiles, tiles, {k: _py(v) for k, v in st.attrs.items()}, opts), reads, writes)
             if st.last:
+                ot = otiles[0]
+                orange = ("O", ot.offset, ot.offset + ot.nbytes)
+                for e, (_, ekind, uins, pos, eattrs) in enumerate(epilogue):
+                    esrcs: list[Tile | None] = []
+                    ereads = [orange]
+                    for j, x in enumerate(uins):
+                        if j == pos:
+                            esrcs.append(ot)
+                            continue
+                        if x is None:
+                            esrcs.append(None)
+                            continue
+                        t = self.tensor(x, op)
+                        box = _bcast_box(t.shape, st.outputs[0])
+                        ct, _ = self.load_slot(slots[f"e{e}_{j}"], t, box, (t.offset, t.shape, box))
+                        esrcs.append(ct)
+                        ereads.append((ct.space, ct.offset, ct.offset + ct.nbytes))
+                    while esrcs and esrcs[-1] is None:
+                        esrcs.pop()
+                    S.emit(Instr(self.vpu, ekind, [ot], esrcs, eattrs), ereads, [orange])
                 for j, d in enumerate(dsts):
                     ot = otiles[j]
                     pending.append((
@@ -856,11 +946,15 @@ class Lowering:
             views = {0: (m, in_n)}
             if op.bias is not None:
                 views[2] = (out_n,)
-            self.lower_compute(op, "Gemm", ins, [op.output], {"transB": 1}, info, views, (m, out_n))
+            epi = self.epilogue_chain(op, [op.output]) if len(x.shape) == 2 else []
+            out = epi[-1][0].onnx_outputs()[0] if epi else op.output
+            self.lower_compute(op, "Gemm", ins, [out], {"transB": 1}, info, views, (m, out_n), epilogue=epi)
             return
         if isinstance(op, sd.MatMulOp):
             info = self.conn_info(op, op.conn, op.weight, True)
-            self.lower_compute(op, "MatMul", [op.input, op.weight], [op.output], {}, info)
+            epi = self.epilogue_chain(op, [op.output])
+            out = epi[-1][0].onnx_outputs()[0] if epi else op.output
+            self.lower_compute(op, "MatMul", [op.input, op.weight], [out], {}, info, epilogue=epi)
             return
         if isinstance(op, sd.ConvOp):
             info = self.conn_info(op, op.conn, op.weight, False)
@@ -868,7 +962,9 @@ class Lowering:
                 raise PassError("lower-to-chip: sparse.conv with neuron connection data is not supported", op)
             attrs = {k: _py(v) for k, v in op.conv_params().items()}
             ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
-            self.lower_compute(op, "Conv", ins, [op.output], attrs, info)
+            epi = self.epilogue_chain(op, [op.output])
+            out = epi[-1][0].onnx_outputs()[0] if epi else op.output
+            self.lower_compute(op, "Conv", ins, [out], attrs, info, epilogue=epi)
             return
         raise PassError(f"lower-to-chip: cannot lower {op.name} (not a sparse compute op)", op)
 
