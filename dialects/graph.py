@@ -24,8 +24,20 @@ Custom assembly (the generic form is MLIR's and round-trips too):
              after(%z : tensor<1xf32>) : (tensor<...>, ...) -> tensor<...>
 
 Absent optional inputs in the middle are written `none`
-(`graph.resize(%x, none, %scales)`); properties and discardable attributes share
-the dictionary (names declared by the op are properties).
+(`graph.resize(%x, none, %scales)`), and so are absent optional outputs before a
+present one, in the result types (`-> (tensor<...>, none, tensor<...>)` for a
+LayerNormalization with InvStdDev but no Mean); properties and discardable
+attributes share the dictionary (names declared by the op are properties; other
+discardable attributes need a dialect prefix such as `nnx.`).
+
+Attributes of older opsets still seen in exports are kept beside the latest form
+(Clip `min`/`max`, Split `split`, Squeeze/Unsqueeze/Reduce* `axes`, Slice
+`starts`/`ends`/`axes`, Pad `pads`/`value`, Dropout `ratio`, TopK `k`, Upsample
+`scales`); where an input of the latest opset has the same name, the property's
+Python field is `<name>_attr` (the property itself keeps the ONNX name) and the
+input is optional. The verifier (`GraphOp.infer_result_types`, shape rules in
+nnx/shape_rules.py) checks result types against operand types, attributes and, for
+shape-like inputs produced by `graph.constant`, their values.
 """
 
 from __future__ import annotations

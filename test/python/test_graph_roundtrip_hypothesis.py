@@ -93,6 +93,8 @@ class DagBuilder:
         self.ops.append(op)
         for r in op.results:
             assert isinstance(r.type, TensorType)
+            if not r.type.get_shape():
+                continue  # rank 0 (full reductions): the generators need rank >= 1
             if r.type.element_type == g.I1:
                 self.bools.append(r)
             elif r.type.element_type == tensor_type(np.float32, ()).element_type:

@@ -2,6 +2,7 @@
 // RUN: nnx-opt %s | nnx-opt | FileCheck %s
 // RUN: nnx-opt %s --print-op-generic | nnx-opt | FileCheck %s
 // RUN: nnx-opt %s --print-op-generic | FileCheck %s --check-prefix=GENERIC
+// RUN: %if mlir-opt %{ nnx-opt %s --print-op-generic | mlir-opt-19 --allow-unregistered-dialect > %t %}
 //
 // The first functions exercise the structure shared by all ops (after edges,
 // absent optional inputs and outputs, variadic groups, discardable attributes,
