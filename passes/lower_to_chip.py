@@ -505,7 +505,8 @@ class Lowering:
         """Elementwise ops applied to `op`'s single result in the output cache before
         it is stored (the intermediate never goes to storage): each is the only user of
         the previous result, keeps its shape and type, and its other inputs are
-        constants (read by broadcasting, e.g. a bias)."""
+        constants or tensors already computed (read by broadcasting: a bias, the
+        shortcut of a residual add)."""
         from nnx.dialects.graph import ConstantOp, GraphOp
         from nnx.tiling import ELEMENTWISE
 
@@ -531,7 +532,9 @@ class Lowering:
             for j, x in enumerate(uins):
                 if x is v or x is None:
                     continue
-                if not isinstance(x.owner, ConstantOp):
+                # constants, or tensors already in storage when `op` runs (e.g. the
+                # shortcut of a residual add)
+                if not isinstance(x.owner, ConstantOp) and x not in self.tensors:
                     ok = False
                     break
                 xs = tuple(x.type.get_shape())
