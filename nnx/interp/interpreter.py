@@ -28,7 +28,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from nnx.dialects.graph import ConstantOp, GraphOp, SubgraphOp, YieldOp
 from nnx.interp.kernels import KERNELS, NUM_OUTPUTS_ATTR, KernelError
 from nnx.interp.sparse_impls import SPARSE_IMPLS, sparse_kernel, sparse_operands
-from nnx.types import UnsupportedTypeError, numpy_dtype_of
+from nnx.types import UnsupportedTypeError, is_narrow, numpy_dtype_of
 
 
 class InterpError(Exception):
@@ -283,6 +283,10 @@ def bind_inputs(
     out = []
     for (name, shape, dt), v in zip(specs, values):
         v = np.asarray(v)
+        if dt is not None and v.dtype != dt and _raw_bits_of(v, dt):
+            # .npy files keep ml_dtypes arrays (bfloat16, float8, int4...) as raw
+            # void bytes ('<V2', '<V1'): read them as the declared type
+            v = v.view(dt)
         if dt is not None and v.dtype != dt:
             raise InterpError(
                 f"input '{name}': element type {v.dtype}, expected {np.dtype(dt)}"
@@ -293,6 +297,14 @@ def bind_inputs(
             )
         out.append(v)
     return out
+
+
+def _raw_bits_of(v: np.ndarray, dt: np.dtype) -> bool:
+    """v is an unstructured void array with the itemsize of the narrow type dt."""
+    return (
+        v.dtype.type is np.void and v.dtype.fields is None and is_narrow(dt)
+        and v.dtype.itemsize == np.dtype(dt).itemsize
+    )
 
 
 def run_function(
