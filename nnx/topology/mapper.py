@@ -9,7 +9,7 @@ import numpy as np
 
 from .graph import Graph, cut_and_hop, quotient_graph
 from .partition import MappingError, PartitionOptions, partition
-from .place import force_directed, initial_placement
+from .place import force_directed, initial_placement, strong_edges, swap_refine
 from .refine import refine
 
 
@@ -25,11 +25,15 @@ class PlaceOptions:
     max_iter: int = 200
     hop_refine: float = 0.3       # >0: hop-aware final refinement weight (nnx); 0 = seed
     hop_refine_passes: int = 2
+    place_filter: float = 0.1     # placement bisects the group graph without edges below
+                                  # this x the heaviest edge of an end (nnx); 0 = seed
+    swap_radius: int = 3          # hop-cost swap refinement after force-directed (nnx)
+    swap_sweeps: int = 30         # 0 = seed (off)
 
     @classmethod
     def seed(cls, **kw) -> "PlaceOptions":
         base = dict(bisect_refine="none", frontier_only=False, terminal=False,
-                    force_cost="force", hop_refine=0.0)
+                    force_cost="force", hop_refine=0.0, place_filter=0.0, swap_sweeps=0)
         base.update(kw)
         return cls(**base)
 
@@ -65,19 +69,29 @@ def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 
     rng = np.random.default_rng(seed)
     times = {}
     pr = partition(g, capacity, mesh_w * mesh_h, popts, rng, progress=progress,
-                   on_level=on_level)
+                   on_level=on_level, mesh=(mesh_w, mesh_h))
     times.update(pr.times)
     t = time.perf_counter()
     q = quotient_graph(g, pr.part, pr.ngroups)
-    core0 = initial_placement(q, mesh_w, mesh_h, trials=plopts.trials,
-                              refine=plopts.bisect_refine, frontier_only=plopts.frontier_only,
-                              terminal=plopts.terminal, rng=rng)
+    if pr.core_of_part is not None:
+        core0 = pr.core_of_part  # joint partition-placement: groups already have cores
+    else:
+        core0 = initial_placement(strong_edges(q, plopts.place_filter), mesh_w, mesh_h,
+                                  trials=plopts.trials, refine=plopts.bisect_refine,
+                                  frontier_only=plopts.frontier_only, terminal=plopts.terminal,
+                                  rng=rng)
     times["place"] = time.perf_counter() - t
     t = time.perf_counter()
     core, swaps = force_directed(q, core0, mesh_w, mesh_h, fraction=plopts.fraction,
                                  radius=plopts.radius, max_iter=plopts.max_iter,
                                  cost=plopts.force_cost)
     times["force"] = time.perf_counter() - t
+    moves = 0
+    if plopts.swap_sweeps > 0:
+        t = time.perf_counter()
+        core, moves = swap_refine(q, core, mesh_w, mesh_h, radius=plopts.swap_radius,
+                                  sweeps=plopts.swap_sweeps, rng=rng)
+        times["swap"] = time.perf_counter() - t
     part = pr.part
     loads = pr.loads
     if plopts.hop_refine > 0:
@@ -88,7 +102,7 @@ def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 
         times["hop_refine"] = time.perf_counter() - t
     if progress:
         progress("place", 1, 1)
-    stats = {"levels": pr.levels, "coarsest_vertices": pr.coarsest, "swaps": swaps}
+    stats = {"levels": pr.levels, "coarsest_vertices": pr.coarsest, "swaps": swaps, "swap_moves": moves}
     return MapResult(core[part].astype(np.int32), part, core, loads, times, stats)
 
 

@@ -38,11 +38,12 @@ class PartitionOptions:
     imbalance: float = 0.01         # bisection size tolerance (nnx proportional)
     fill: float = 0.97              # auto group count: ceil(total / (fill * capacity))
     groups: int | None = None       # explicit number of groups (proportional split)
+    joint: bool = False             # partition and place at once (place.bisect_on_mesh)
 
     @classmethod
     def seed(cls, **kw) -> "PartitionOptions":
         base = dict(matching="heaviest", split="halving", bisect_refine="none",
-                    frontier_only=False, balance=False)
+                    frontier_only=False, balance=False, joint=False)
         base.update(kw)
         return cls(**base)
 
@@ -55,6 +56,7 @@ class PartitionResult:
     levels: int
     coarsest: int
     times: dict = field(default_factory=dict)
+    core_of_part: np.ndarray | None = None   # set by the joint partition-placement
 
 
 def plan_groups(total_size: int, max_size: int, capacity: int, cores: int,
@@ -83,7 +85,8 @@ def plan_groups(total_size: int, max_size: int, capacity: int, cores: int,
 
 
 def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
-              rng: np.random.Generator, progress=None, on_level=None) -> PartitionResult:
+              rng: np.random.Generator, progress=None, on_level=None,
+              mesh: tuple[int, int] | None = None) -> PartitionResult:
     """Seed steps S2-S6 on graph ``g``: returns a group per vertex such that every
     group's total size fits ``capacity``."""
     times = {}
@@ -99,9 +102,18 @@ def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
     cg = levels[-1].graph if levels else g
     t = time.perf_counter()
     cb = (lambda d, tot: progress("bisect", d, tot)) if progress else None
-    part, nparts = recursive_bisection(cg, capacity, nparts=k, trials=opts.trials,
-                                       refine=opts.bisect_refine, imbalance=opts.imbalance,
-                                       frontier_only=opts.frontier_only, rng=rng, progress=cb)
+    core_of_part = None
+    if opts.joint and mesh is not None and k is not None:
+        from .place import bisect_on_mesh
+
+        part, nparts, core_of_part = bisect_on_mesh(
+            cg, capacity, k, mesh[0], mesh[1], trials=opts.trials, refine=opts.bisect_refine,
+            imbalance=opts.imbalance, frontier_only=opts.frontier_only, rng=rng, progress=cb)
+    else:
+        part, nparts = recursive_bisection(cg, capacity, nparts=k, trials=opts.trials,
+                                           refine=opts.bisect_refine, imbalance=opts.imbalance,
+                                           frontier_only=opts.frontier_only, rng=rng,
+                                           progress=cb)
     times["bisect"] = time.perf_counter() - t
     if nparts > cores:
         raise MappingError(f"bisection produced {nparts} groups but the mesh has only "
@@ -125,7 +137,10 @@ def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
         remap[used] = np.arange(used.shape[0])
         part = remap[part]
         loads = loads[used]
+        if core_of_part is not None:
+            core_of_part = core_of_part[used]
     if loads.max(initial=0) > capacity:
         raise MappingError(f"could not fit every group within capacity {capacity} "
                            f"(largest {int(loads.max())}); try a larger capacity or mesh")
-    return PartitionResult(part, int(used.shape[0]), loads, len(levels), cg.n, times)
+    return PartitionResult(part, int(used.shape[0]), loads, len(levels), cg.n, times,
+                           core_of_part)

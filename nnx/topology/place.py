@@ -250,3 +250,210 @@ def force_directed(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *,
     swaps = _force_directed(q.indptr, q.indices, w, px, py, grid, fraction, radius, max_iter,
                             cost == "hop")
     return py * mesh_w + px, int(swaps)
+
+
+@nb.njit(cache=True)
+def _filter_edges(indptr, indices, eweight, frac):
+    k = indptr.shape[0] - 1
+    rowmax = np.zeros(k)
+    for g in range(k):
+        for j in range(indptr[g], indptr[g + 1]):
+            if eweight[j] > rowmax[g]:
+                rowmax[g] = eweight[j]
+    out = np.zeros(k + 1, dtype=np.int64)
+    idx = np.empty(indices.shape[0], dtype=np.int32)
+    ww = np.empty(indices.shape[0], dtype=np.float32)
+    p = 0
+    for g in range(k):
+        for j in range(indptr[g], indptr[g + 1]):
+            u = indices[j]
+            w = eweight[j]
+            if w >= frac * rowmax[g] or w >= frac * rowmax[u]:
+                idx[p] = u
+                ww[p] = w
+                p += 1
+        out[g + 1] = p
+    return out, idx[:p].copy(), ww[:p].copy()
+
+
+def strong_edges(q: Graph, frac: float) -> Graph:
+    """The group graph without its weak edges (nnx, not in the seed): keep an edge
+    when its weight is at least ``frac`` x the heaviest edge of one of its ends.
+
+    On graphs where a share of the synapses are long-range and spread evenly
+    (the sheet's random 20 %), every group is linked to almost every other by a
+    light edge; those edges cost the same hop traffic wherever the groups go, but
+    they drown the heavy edges between spatial neighbours in the placement
+    bisection's costs. Placement bisects this graph; swaps use the full one."""
+    if frac <= 0:
+        return q
+    ip, ix, w = _filter_edges(q.indptr, q.indices, q.eweight.astype(np.float64), float(frac))
+    return Graph(ip, ix, w, q.vsize, q.vcount)
+
+
+@nb.njit(cache=True)
+def _move_delta(indptr, indices, eweight, px, py, g, h, nx, ny):
+    # change of g's hop traffic when g moves to (nx, ny) and h (or nobody when
+    # h < 0) takes g's place; the g-h edge keeps its length and is skipped
+    s = 0.0
+    gx = px[g]
+    gy = py[g]
+    for j in range(indptr[g], indptr[g + 1]):
+        u = indices[j]
+        if u == h:
+            continue
+        ux = px[u]
+        uy = py[u]
+        s += eweight[j] * ((abs(ux - nx) + abs(uy - ny)) - (abs(ux - gx) + abs(uy - gy)))
+    return s
+
+
+@nb.njit(cache=True)
+def _swap_refine(indptr, indices, eweight, px, py, grid, radius, sweeps, perm):
+    k = indptr.shape[0] - 1
+    gh, gw = grid.shape
+    total = 0
+    for _s in range(sweeps):
+        moved = 0
+        for t in range(k):
+            g = perm[(t + _s * 7919) % k]
+            gx = px[g]
+            gy = py[g]
+            best = 0.0
+            bx = -1
+            by = -1
+            for yy in range(max(0, gy - radius), min(gh, gy + radius + 1)):
+                for xx in range(max(0, gx - radius), min(gw, gx + radius + 1)):
+                    if xx == gx and yy == gy:
+                        continue
+                    h = grid[yy, xx]
+                    if h == -2:
+                        continue  # unusable
+                    d = _move_delta(indptr, indices, eweight, px, py, g, h, xx, yy)
+                    if h >= 0:
+                        d += _move_delta(indptr, indices, eweight, px, py, h, g, gx, gy)
+                    if d < best - 1e-9:
+                        best = d
+                        bx = xx
+                        by = yy
+            if bx >= 0:
+                h = grid[by, bx]
+                grid[gy, gx] = h
+                grid[by, bx] = g
+                if h >= 0:
+                    px[h] = gx
+                    py[h] = gy
+                px[g] = bx
+                py[g] = by
+                moved += 1
+        total += moved
+        if moved == 0:
+            break
+    return total
+
+
+def swap_refine(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *, radius: int = 3,
+                sweeps: int = 30, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Hop-cost swap refinement of a placement (nnx, not in the seed).
+
+    Every group in turn (random order) looks at each core within ``radius``
+    (Chebyshev) and swaps with its group, or moves there when it is free, if
+    that lowers the exact hop traffic (sum of w x Manhattan distance over the
+    group graph) most; sweeps repeat until nothing moves or ``sweeps``. Unlike
+    the seed's force-directed step there is no direction restriction and no
+    top-5 % selection: on graphs where long-range synapses pull every group
+    towards the mesh centre, the net force says little about which swap helps.
+    Returns (core per group, moves)."""
+    core = np.asarray(core, dtype=np.int64).copy()
+    px = core % mesh_w
+    py = core // mesh_w
+    grid = np.full((mesh_h, mesh_w), -1, dtype=np.int64)
+    grid[py, px] = np.arange(q.n)
+    perm = rng.permutation(q.n).astype(np.int64)
+    moves = _swap_refine(q.indptr, q.indices, q.eweight.astype(np.float64), px, py, grid,
+                         int(radius), int(sweeps), perm)
+    return py * mesh_w + px, int(moves)
+
+
+def bisect_on_mesh(g: Graph, capacity: int, k: int, mesh_w: int, mesh_h: int, *,
+                   trials: int = 4, refine: str = "fm", imbalance: float = 0.01,
+                   frontier_only: bool = True, terminal: bool = True,
+                   bias_filter: float = 0.1, rng: np.random.Generator, progress=None):
+    """Partition and place at once (nnx, not in the seed): the recursive bisection
+    of the (coarsest) neuron graph follows the placement's region recursion.
+
+    The seed partitions first (S3) and then places the groups by bisecting the
+    group graph over the core region (S8). Here the region with k usable cores
+    (``choose_region``) is cut at the middle of its longer side, as in S8, and the
+    *vertex* set destined for it is bisected at the same time, in proportion to
+    the usable cores of the two halves and bounded by their capacity; recursion
+    stops at one part per core, which is that part's core. Splits run breadth
+    first with terminal propagation (edges to vertices already sent to another
+    region pull a vertex towards the nearer half), so a part's neighbours in the
+    graph end up on neighbouring cores and groups take the shape of the mesh.
+    Returns (part per vertex, number of parts, core index per part)."""
+    from collections import deque
+    n = g.n
+    sg = strong_edges(g, bias_filter)
+    rw, rh = choose_region(k, mesh_w, mesh_h)
+    usable = np.zeros((rh, rw), dtype=bool)
+    usable.reshape(-1)[:k] = True
+    label = np.zeros(n, dtype=np.int64)
+    loc = np.zeros(n, dtype=np.int64)
+    part = np.zeros(n, dtype=np.int64)
+    cx = np.full(n, (rw - 1) / 2.0)
+    cy = np.full(n, (rh - 1) / 2.0)
+    cores: list[int] = []
+    queue = deque([(np.arange(n, dtype=np.int64), 0, 0, 0, rw, rh)])
+    next_label = 1
+    done_w = 0.0
+    total_w = float(g.vsize.sum())
+    while queue:
+        verts, lab, x0, y0, w, h = queue.popleft()
+        cnt = int(usable[y0:y0 + h, x0:x0 + w].sum())
+        if cnt == 1 or verts.shape[0] <= 1:
+            ys, xs = np.nonzero(usable[y0:y0 + h, x0:x0 + w])
+            part[verts] = len(cores)
+            cores.append(int((y0 + ys[0]) * mesh_w + (x0 + xs[0])))
+            done_w += float(g.vsize[verts].sum())
+            if progress is not None:
+                progress(done_w, total_w)
+            continue
+        if w >= h:
+            r1 = (x0, y0, w // 2, h)
+            r2 = (x0 + w // 2, y0, w - w // 2, h)
+        else:
+            r1 = (x0, y0, w, h // 2)
+            r2 = (x0, y0 + h // 2, w, h - h // 2)
+        k1 = int(usable[r1[1]:r1[1] + r1[3], r1[0]:r1[0] + r1[2]].sum())
+        k2 = cnt - k1
+        if k1 == 0 or k2 == 0:
+            queue.append((verts, lab, *(r1 if k1 else r2)))
+            continue
+        a1x, a1y = r1[0] + (r1[2] - 1) / 2.0, r1[1] + (r1[3] - 1) / 2.0
+        a2x, a2y = r2[0] + (r2[2] - 1) / 2.0, r2[1] + (r2[3] - 1) / 2.0
+        W = float(g.vsize[verts].sum())
+        target = W * k1 / cnt
+        slack = imbalance * W + float(g.vsize[verts].max())
+        hi1 = min(k1 * capacity, target + slack * k1 / cnt)
+        lo1 = max(W - k2 * capacity, target - slack * k2 / cnt)
+        if lo1 > hi1:
+            lo1 = hi1 = target
+        bias = None
+        if terminal:
+            bias = _terminal_bias(sg.indptr, sg.indices, sg.eweight, verts, label, lab, cx, cy,
+                                  a1x, a1y, a2x, a2y)
+        side = bisect(g, verts, label, lab, loc, target, lo1, hi1, by_count=False,
+                      trials=trials, refine=refine, rng=rng, frontier_only=frontier_only,
+                      bias=bias)
+        a = verts[side == 1]
+        b = verts[side == 0]
+        la, lb = next_label, next_label + 1
+        next_label += 2
+        label[a] = la
+        label[b] = lb
+        cx[a], cy[a] = a1x, a1y
+        cx[b], cy[b] = a2x, a2y
+        queue.append((a, la, *r1))
+        queue.append((b, lb, *r2))
+    return part, len(cores), np.asarray(cores, dtype=np.int64)
