@@ -88,7 +88,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsTerminator, NoTerminator
+from xdsl.traits import HasParent, IsTerminator, NoTerminator, Pure
 from xdsl.irdl.constraints import VerificationContext
 from xdsl.utils.exceptions import VerifyException
 
@@ -269,6 +269,8 @@ class GraphOp(IRDLOperation):
     may have a dynamic dimension."""
 
     after = var_operand_def()
+
+    traits = traits_def(Pure())  # no side effects: dce/canonicalize may drop unused ops
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -662,6 +664,7 @@ class ConstantOp(IRDLOperation):
 
     name = "graph.constant"
     value = prop_def(Attribute)
+    traits = traits_def(Pure())
     output = result_def(TensorType)
 
     def __init__(self, value: Attribute):

@@ -17,3 +17,16 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %r = graph.relu(%v) : (tensor<2xf32>) -> tensor<2xf32>
   func.return %r : tensor<2xf32>
 }
+
+// Graph ops and constants are side-effect free: unused ones go, used ones stay.
+// CHECK-LABEL: func.func @graph_ops
+// CHECK-NOT:     graph.constant
+// CHECK-NOT:     graph.add
+// CHECK:         %y = graph.relu(%x)
+// CHECK-NEXT:    func.return %y
+func.func @graph_ops(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %c = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %dead = graph.add(%x, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %y = graph.relu(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
