@@ -189,6 +189,14 @@ def split_resource_section(data: bytes | str) -> tuple[str, int]:
             if data[quote + 1 : quote + 3] != b"0x" or close - quote - 1 < 10:
                 raise ResourceError(f"resource '{key}': blob must be a hex string '0x...'")
             try:
+                align = int.from_bytes(binascii.unhexlify(view[quote + 3 : quote + 11]), "little")
+            except (binascii.Error, ValueError):
+                align = 0
+            if align == 0 or align & (align - 1):
+                raise ResourceError(
+                    f"resource '{key}': blob must start with a 4-byte power-of-two alignment"
+                )
+            try:
                 raw = binascii.unhexlify(view[quote + 11 : close])  # skip 0x + alignment
             except (binascii.Error, ValueError) as e:
                 raise ResourceError(f"resource '{key}': {e}") from None
