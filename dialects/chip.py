@@ -65,7 +65,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region
+from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -215,7 +215,7 @@ class ProgramOp(IRDLOperation):
         props: dict[str, Attribute] = {"storage_bytes": IntegerAttr(storage_bytes, i64)}
         if target:
             props["target"] = StringAttr(target)
-        super().__init__(properties=props, regions=[Region.from_operation_list(list(ops))])  # type: ignore[attr-defined]
+        super().__init__(properties=props, regions=[Region([Block(list(ops))])])
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import bisect
 import io
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from typing import IO
 
@@ -42,6 +40,7 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 
 from nnx import diagnostics, resources
+from nnx.atomic_file import atomic_open
 
 
 class UserError(Exception):
@@ -268,18 +267,8 @@ def write_text_atomically(path: str, chunks: Iterable[str] | str) -> None:
 
         _write_all(sys.stdout, chunks)
         return
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".nnx-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            _write_all(f, chunks)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        _write_all(f, chunks)
 
 
 def _write_all(f: IO[str], chunks: Iterable[str] | str) -> None:

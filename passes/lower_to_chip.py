@@ -68,7 +68,6 @@ from nnx.sim.isa import MPU_KINDS, Instr, Tile
 from nnx.tiling import (
     Box,
     CopyRule,
-    Rule,
     Step,
     TilingError,
     box_shape,
@@ -1000,14 +999,7 @@ class Lowering:
         for ins in self.stream.program():
             ops.append(instr_op(reloc(ins)))
         storage = cbytes + (self.data_top - _DATA_BASE)
-        # built with create(): ProgramOp.__init__ uses a Region helper xDSL 0.74 lacks
-        from xdsl.dialects.builtin import IntegerAttr, i64
-        from xdsl.ir import Block, Region
-
-        return ProgramOp.create(
-            properties={"storage_bytes": IntegerAttr(max(storage, ALIGN), i64), "target": StringAttr(self.target.name)},
-            regions=[Region([Block(ops)])],
-        )
+        return ProgramOp(max(storage, ALIGN), ops, target=self.target.name)
 
 
 @dataclass(frozen=True)

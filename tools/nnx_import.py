@@ -63,16 +63,6 @@ def _load_const_input(spec: str):
     return name, value
 
 
-def _default_permissions(path: str) -> None:
-    """mkstemp (inside write_text_atomically) creates 0600 files; use the umask."""
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(path, 0o666 & ~umask)
-    except OSError:
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
     prog = "nnx-import"
     try:
@@ -99,8 +89,6 @@ def main(argv: list[str] | None = None) -> int:
                 module, generic=args.print_op_generic, debuginfo=not args.no_locations
             )
             write_text_atomically(args.output, chunks)
-            if args.output != "-":
-                _default_permissions(args.output)
         except UserError as e:
             msg = str(e).strip().splitlines()[0] if str(e).strip() else "invalid input"
             print(f"{prog}: error: {msg}", file=sys.stderr)

@@ -22,7 +22,7 @@ import argparse
 import os
 import re
 import sys
-import tempfile
+from contextlib import ExitStack
 
 
 def _blas_threads() -> None:
@@ -204,21 +204,14 @@ def _write_outputs(directory: str, names: list[str], arrays: list[np.ndarray]) -
                 f"outputs '{names[seen[f]]}' and '{names[i]}' map to the same file {f}"
             )
         seen[f] = i
-    temps: list[tuple[str, str]] = []
+    from nnx.atomic_file import atomic_open
+
     try:
-        for f, arr in zip(files, arrays):
-            fd, tmp = tempfile.mkstemp(prefix=".nnx-run-", suffix=".npy", dir=directory)
-            temps.append((tmp, os.path.join(directory, f)))
-            with os.fdopen(fd, "wb") as fh:
+        with ExitStack() as stack:  # all outputs appear, or none
+            for f, arr in zip(files, arrays):
+                fh = stack.enter_context(atomic_open(os.path.join(directory, f), "wb"))
                 np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-        for tmp, dst in temps:
-            os.replace(tmp, dst)
     except OSError as e:
-        for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
         raise _Fail(f"{directory}: cannot write outputs: {e.strerror}") from None
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
+
+from nnx.atomic_file import atomic_open
 
 from nnx.sim.asm import AsmError, read_program
 from nnx.sim.memory import SimError
@@ -43,18 +44,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _atomic_write(path: str, write) -> None:
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".nnx-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(path, "wb") as f:
+        write(f)
 
 
 def _read_inputs(specs: list[str]) -> dict[str, np.ndarray]:

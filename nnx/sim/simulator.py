@@ -36,7 +36,7 @@ from nnx.sim.memory import (
     StorageUnit,
     WeightCache,
 )
-from nnx.sim.units import EXEC, SIGNAL, WAIT, InstructionControlUnit, MicroOp
+from nnx.sim.units import SIGNAL, WAIT, InstructionControlUnit, MicroOp
 from nnx.target import SPACES, Target, load_target
 
 

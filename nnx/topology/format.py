@@ -48,12 +48,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import zipfile
 from typing import Iterator
 
 import numba as nb
 import numpy as np
+
+from nnx.atomic_file import atomic_path
 
 from .graph import Graph, merge_duplicates, _trim
 
@@ -196,10 +197,7 @@ def _write_rows(
         "weight_encoding": enc,
         "members": len(bounds),
     }
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".nnx-topo-", suffix=".tmp", dir=d)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         with zipfile.ZipFile(
             tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel, allowZip64=True
         ) as zf:
@@ -214,11 +212,6 @@ def _write_rows(
                 zf.writestr(f"v/{i:08d}", buf[:m].tobytes())
                 if progress is not None:
                     progress(v1, n)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 @nb.njit(cache=True)

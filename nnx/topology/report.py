@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import resource
 import sys
-import tempfile
 import time
 
 import numpy as np
+
+from nnx.atomic_file import atomic_path
 
 
 def peak_rss_bytes() -> int:
@@ -20,17 +20,8 @@ def peak_rss_bytes() -> int:
 def atomic_write(path: str, write) -> None:
     """Call ``write(tmp_path)`` then rename onto ``path``; nothing is left behind
     on failure."""
-    d = os.path.dirname(os.path.abspath(path))
-    base = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=d)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def save_npy(path: str, arr: np.ndarray) -> None:
