@@ -9,7 +9,7 @@ replaced by `_`. Inputs are named by their ONNX input names (`nnx.name` argument
 attributes) or `argN`.
 
 Without --interpret, nnx-run runs an assembly program on the reference simulator
-(issue 3); that mode lives in its own module (`nnx.sim.run`, `main(argv)`), which this
+(issue 3); that mode lives in its own module (`nnx.sim.cli`, `main(argv)`), which this
 driver calls when present.
 
 Bad input (missing, unknown, mis-shaped or mistyped input, malformed IR, unreadable
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _simulate(argv: list[str]) -> int:
     try:
-        from nnx.sim.run import main as sim_main  # issue 3
+        from nnx.sim.cli import main as sim_main  # issue 3
     except ImportError:
         print(
             f"{PROG}: error: the simulator mode is not available; use --interpret IN.mlir",

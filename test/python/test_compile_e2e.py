@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -52,10 +51,7 @@ def simulate(prog: Path, feeds: dict[str, np.ndarray], *args: str) -> tuple[dict
     outdir = d / f"{prog.stem}_out"
     rep = d / f"{prog.stem}_report.json"
     argv += ["--output-dir", str(outdir), "--report", str(rep), *args]
-    if importlib.util.find_spec("nnx.sim.run") is not None:
-        from nnx.tools.nnx_run import main as run_main
-    else:  # nnx-run's simulator dispatch not wired yet: the simulator's own CLI
-        from nnx.sim.cli import main as run_main
+    from nnx.tools.nnx_run import main as run_main
     rc = run_main(argv)
     assert rc == 0, f"nnx-run failed on {prog}"
     outs = {p.stem: np.load(p) for p in outdir.glob("*.npy")}
