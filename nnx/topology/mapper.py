@@ -25,15 +25,18 @@ class PlaceOptions:
     max_iter: int = 200
     hop_refine: float = 0.3       # >0: hop-aware final refinement weight (nnx); 0 = seed
     hop_refine_passes: int = 2
+    hop_all: bool = True          # hop term for every candidate move (nnx)
     place_filter: float = 0.1     # placement bisects the group graph without edges below
                                   # this x the heaviest edge of an end (nnx); 0 = seed
     swap_radius: int = 3          # hop-cost swap refinement after force-directed (nnx)
     swap_sweeps: int = 30         # 0 = seed (off)
+    central: bool = True          # spare cores are the region's corners (nnx); False = seed
 
     @classmethod
     def seed(cls, **kw) -> "PlaceOptions":
         base = dict(bisect_refine="none", frontier_only=False, terminal=False,
-                    force_cost="force", hop_refine=0.0, place_filter=0.0, swap_sweeps=0)
+                    force_cost="force", hop_refine=0.0, place_filter=0.0, swap_sweeps=0,
+                    central=False)
         base.update(kw)
         return cls(**base)
 
@@ -79,7 +82,7 @@ def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 
         core0 = initial_placement(strong_edges(q, plopts.place_filter), mesh_w, mesh_h,
                                   trials=plopts.trials, refine=plopts.bisect_refine,
                                   frontier_only=plopts.frontier_only, terminal=plopts.terminal,
-                                  rng=rng)
+                                  central=plopts.central, rng=rng)
     times["place"] = time.perf_counter() - t
     t = time.perf_counter()
     core, swaps = force_directed(q, core0, mesh_w, mesh_h, fraction=plopts.fraction,
@@ -97,7 +100,8 @@ def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 
     if plopts.hop_refine > 0:
         t = time.perf_counter()
         refine(g, part, pr.ngroups, capacity, passes=plopts.hop_refine_passes, balance=False,
-               rng=rng, core_of_part=core, mesh_w=mesh_w, hop_weight=plopts.hop_refine)
+               rng=rng, core_of_part=core, mesh_w=mesh_w, hop_weight=plopts.hop_refine,
+               hop_all=plopts.hop_all)
         loads = np.bincount(part, weights=g.vsize, minlength=pr.ngroups).astype(np.int64)
         times["hop_refine"] = time.perf_counter() - t
     if progress:

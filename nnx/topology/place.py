@@ -26,6 +26,27 @@ def choose_region(k: int, mesh_w: int, mesh_h: int) -> tuple[int, int]:
     return best[1], best[2]
 
 
+def usable_cores(k: int, rw: int, rh: int, central: bool) -> np.ndarray:
+    """Mask of the k usable cores of a rw x rh region (seed paragraph 83: spare
+    cores are marked unusable). The seed does not say which; ``central=False``
+    takes the first k in row-major order, ``central=True`` (nnx) the k with the
+    smallest mean Manhattan distance to the region's cores, so the spares are
+    the corners: traffic between random pairs of groups then travels less
+    (on 32x32 the mean distance between the 1000 most central cores is 20.90
+    against 21.31 for all 1024)."""
+    usable = np.zeros((rh, rw), dtype=bool)
+    if not central or k >= rw * rh:
+        usable.reshape(-1)[:k] = True
+        return usable
+    xs = np.arange(rw)
+    ys = np.arange(rh)
+    mx = np.abs(xs[:, None] - xs[None, :]).mean(1)
+    my = np.abs(ys[:, None] - ys[None, :]).mean(1)
+    c = (my[:, None] + mx[None, :]).reshape(-1)
+    usable.reshape(-1)[np.argsort(c, kind="stable")[:k]] = True
+    return usable
+
+
 @nb.njit(cache=True)
 def _terminal_bias(indptr, indices, eweight, groups, label, lab, cx, cy, ax, ay, bx, by):
     # reward for side 1 (region centre (ax, ay)) from edges to groups outside
@@ -48,7 +69,7 @@ def _terminal_bias(indptr, indices, eweight, groups, label, lab, cx, cy, ax, ay,
 
 def initial_placement(q: Graph, mesh_w: int, mesh_h: int, *, trials: int = 4,
                       refine: str = "fm", frontier_only: bool = True, terminal: bool = True,
-                      rng: np.random.Generator) -> np.ndarray:
+                      central: bool = False, rng: np.random.Generator) -> np.ndarray:
     """Recursive bisection placement (seed paragraphs 83-85).
 
     The region (``choose_region``) has as many usable cores as groups; the
@@ -58,6 +79,9 @@ def initial_placement(q: Graph, mesh_w: int, mesh_h: int, *, trials: int = 4,
     each half gets exactly as many groups as its sub-region has usable cores);
     recursion stops at one group per core. Returns core index (y*W+x) per group.
 
+    ``central=True`` (nnx; False = seed) makes the spare cores the region's
+    outermost ones instead of the last ones in row-major order (``usable_cores``).
+
     ``terminal=True`` (nnx improvement; False = seed) adds terminal propagation:
     regions are split breadth first and a group's edges to groups outside the
     set being split pull it towards the sub-region nearer to their current
@@ -66,8 +90,7 @@ def initial_placement(q: Graph, mesh_w: int, mesh_h: int, *, trials: int = 4,
     from collections import deque
     k = q.n
     rw, rh = choose_region(k, mesh_w, mesh_h)
-    usable = np.zeros((rh, rw), dtype=bool)
-    usable.reshape(-1)[:k] = True
+    usable = usable_cores(k, rw, rh, central)
     core = np.full(k, -1, dtype=np.int64)
     label = np.zeros(k, dtype=np.int64)
     loc = np.zeros(k, dtype=np.int64)

@@ -11,7 +11,7 @@ from .graph import Graph
 
 @nb.njit(cache=True)
 def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, balance,
-            core_x, core_y, hop_weight):
+            core_x, core_y, hop_weight, hop_all):
     """Seed paragraphs 79-80, in numba.
 
     For vertex v in part i, W_k = weight of v's edges into part k; moving v to
@@ -25,7 +25,9 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
     lightest part) so that coarse-level overloads are repaired; ``hop_weight``
     > 0 adds hop_weight x (change of sum w x Manhattan distance between the
     cores of the parts) to the cost, with parts already placed at
-    (core_x, core_y).
+    (core_x, core_y). ``hop_all`` evaluates the hop term for every candidate
+    part (otherwise only for cut-neutral or better ones, which cannot dissolve a
+    group's stray fragment far from the rest of it).
     """
     n = indptr.shape[0] - 1
     k = load.shape[0]
@@ -67,7 +69,7 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
                 if q == p:
                     continue
                 c = wi - acc[q]
-                if use_hop and c <= 0.0:
+                if use_hop and (hop_all or c <= 0.0):
                     h = 0.0
                     for b in range(nt):
                         r = lst[b]
@@ -119,7 +121,7 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
 
 def refine(g: Graph, part: np.ndarray, nparts: int, capacity: int, *, passes: int = 8,
            balance: bool = True, rng: np.random.Generator, core_of_part=None, mesh_w: int = 1,
-           hop_weight: float = 0.0) -> int:
+           hop_weight: float = 0.0, hop_all: bool = False) -> int:
     """Refine ``part`` (int64, in place) on graph ``g``; returns the number of moves.
 
     ``passes`` bounds the repetitions of the random-order sweep (paragraph 80:
@@ -134,4 +136,4 @@ def refine(g: Graph, part: np.ndarray, nparts: int, capacity: int, *, passes: in
         cx = (np.asarray(core_of_part) % mesh_w).astype(np.int64)
         cy = (np.asarray(core_of_part) // mesh_w).astype(np.int64)
     return int(_refine(g.indptr, g.indices, g.eweight, g.vsize, part, load, int(capacity), perm,
-                       passes, balance, cx, cy, float(hop_weight)))
+                       passes, balance, cx, cy, float(hop_weight), bool(hop_all)))
