@@ -695,3 +695,153 @@ def plan(
                 break
         steps = enumerate_steps(rule, sizes, kchunk)
     return steps
+
+
+# --------------------------------------------------------------------------------------
+# Cost-based planning (MPU ops): fewest DMA cycles + best overlap
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Cost:
+    """What `plan_cost` needs to time a tiling (seed 000's T1/T2 per op).
+
+    `in_bytes(j, box)` / `out_bytes(j, box)`: bytes one DMA of that box moves (0: not
+    loaded); `transfer` the fixed cycles of one DMA; `bw` bytes per cycle over all DMA
+    queues; `step` the fixed cycles of one compute instruction and `work` the compute
+    cycles of the whole op (over all compute units: already divided by their count)."""
+
+    in_bytes: Callable[[int, Box], float]
+    out_bytes: Callable[[int, Box], float]
+    transfer: float
+    bw: float
+    step: float
+    work: float
+    dma_queues: int = 1
+    units: int = 1
+
+
+def _chain(rule: Rule, a: int) -> list[int]:
+    out = [rule.out_shape[a]]
+    while True:
+        ns = rule.shrink(a, out[-1])
+        if ns is None or ns >= out[-1]:
+            return out
+        out.append(ns)
+
+
+def _relevance(rule: Rule) -> tuple[list[set], int]:
+    """For every input: the output axes (and -1: the reduction) whose change changes
+    its box (probed with minimal tiles)."""
+    base = {a: rule.segments(a, rule.min_size(a))[0] for a in rule.axes}
+    kk = None
+    if rule.k_extent > 1:
+        kk = (0, 1)
+    s0 = rule.step(base, kk)
+    rel: list[set] = [set() for _ in s0.inputs]
+    for a in rule.axes:
+        segs = rule.segments(a, rule.min_size(a))
+        if len(segs) < 2:
+            continue
+        o = dict(base)
+        o[a] = segs[1]
+        s1 = rule.step(o, kk)
+        for j, (b0, b1) in enumerate(zip(s0.inputs, s1.inputs)):
+            if b0 != b1:
+                rel[j].add(a)
+    if kk is not None:
+        s1 = rule.step(base, (1, 2))
+        for j, (b0, b1) in enumerate(zip(s0.inputs, s1.inputs)):
+            if b0 != b1:
+                rel[j].add(-1)
+    return rel, len(s0.outputs)
+
+
+def plan_cost(
+    rule: Rule,
+    need: Callable[[list[Step]], dict[str, int]],
+    capacity: dict[str, int],
+    cost: Cost,
+    orders: list[list[int]] | None = None,
+    max_candidates: int = 6000,
+) -> list[Step] | None:
+    """The tiling (tile sizes, reduction chunk and loop order) with the smallest
+    estimated time among those that fit: DMA time = transfers x fixed cost + bytes /
+    bandwidth, where an input is reloaded only when its box changes between
+    consecutive steps (so the loop order decides which operand stays resident);
+    compute time = steps x fixed cost + work; time = max(DMA, compute) + min(...)/steps
+    (the pipeline's fill). None when nothing fits (the caller falls back to `plan`)."""
+    axes = list(rule.axes)
+    if not axes and not rule.k_extent:
+        return None
+    orders = orders or [axes]
+    rel, nout = _relevance(rule)
+    chains = {a: _chain(rule, a) for a in axes}
+    kchain = [rule.k_extent]
+    if rule.k_extent:
+        while kchain[-1] > 1:
+            kchain.append((kchain[-1] + 1) // 2)
+    combos: list[dict[int, int]] = [{}]
+    for i, a in enumerate(axes):
+        nxt = []
+        for c in combos:
+            for sz in chains[a]:
+                d = dict(c)
+                d[a] = sz
+                nxt.append(d)
+        combos = nxt
+        if len(combos) * len(kchain) > max_candidates:
+            break
+    if len(combos) * len(kchain) > max_candidates:
+        return None
+    n_seg = {a: {sz: len(rule.segments(a, sz)) for sz in chains[a]} for a in axes}
+
+    def over(steps: list[Step]) -> float:
+        n = need(steps)
+        return max((n.get(s, 0) / capacity[s]) for s in capacity)
+
+    best = None
+    for sizes in combos:
+        for kc in kchain:
+            nk = -(-rule.k_extent // kc) if rule.k_extent else 1
+            counts = {a: n_seg[a][sizes[a]] for a in axes}
+            T = math.prod(counts.values()) * nk
+            # cheap lower bound on time (compute) before the footprint check
+            C = (T * cost.step) / cost.units + cost.work
+            if best is not None and C >= best[0]:
+                continue
+            samples = _samples(rule, sizes, kc if rule.k_extent else 0)
+            if over(samples) > 1.0:
+                continue
+            s0 = samples[0]
+            for order in orders:
+                pos = {a: i for i, a in enumerate(order)}
+                D = 0.0
+                for j, box in enumerate(s0.inputs):
+                    if box is None:
+                        continue
+                    b = cost.in_bytes(j, box)
+                    if b <= 0:
+                        continue
+                    r = rel[j] if j < len(rel) else set()
+                    if -1 in r and nk > 1:
+                        loads = T  # the reduction loop is innermost
+                    else:
+                        last = max((pos[a] for a in r if a >= 0), default=-1)
+                        loads = math.prod(counts[order[i]] for i in range(last + 1))
+                    D += loads * (cost.transfer + b / cost.bw)
+                ntiles = T // nk
+                for j, box in enumerate(s0.outputs):
+                    D += ntiles * (cost.transfer + cost.out_bytes(j, box) / cost.bw)
+                D /= cost.dma_queues
+                t = max(D, C) + min(D, C) / T
+                if best is None or t < best[0]:
+                    best = (t, dict(sizes), kc, list(order))
+    if best is None:
+        return None
+    _, sizes, kc, order = best
+    rule.axes = order
+    steps = enumerate_steps(rule, sizes, kc if rule.k_extent else 0)
+    if over(steps) > 1.0:
+        return None
+    return steps

@@ -67,6 +67,8 @@ from nnx.diagnostics import PassError
 from nnx.sim.isa import MPU_KINDS, Instr, Tile
 from nnx.tiling import (
     Box,
+    Cost,
+    plan_cost,
     CopyRule,
     Step,
     TilingError,
@@ -291,6 +293,7 @@ class Slot:
     base: int = 0
     cur: Any = None  # what the current buffer holds
     which: int = -1
+    cur_tile: Any = None
 
     def next(self) -> int:
         self.which = (self.which + 1) % self.nbuf
@@ -325,6 +328,46 @@ class SparseInfo:
     weight_threshold: float
     neuron_threshold: float | None
 
+    def __post_init__(self) -> None:
+        self._sat = None
+        self._grid: dict = {}
+        m = self.weight_mask
+        self.density = 1.0 if m is None or m.size == 0 else float(np.count_nonzero(m)) / m.size
+
+    def _table(self) -> np.ndarray:
+        if self._sat is None:
+            m = np.asarray(self.weight_mask)
+            c = m.reshape(m.shape[0], m.shape[1], -1).sum(-1) if m.ndim >= 2 else m.reshape(1, -1)
+            sat = np.zeros((c.shape[0] + 1, c.shape[1] + 1), np.int64)
+            sat[1:, 1:] = c.cumsum(0).cumsum(1)
+            self._sat = sat
+        return self._sat
+
+    def max_nnz(self, boxes: list[Box]) -> int:
+        """Most surviving weights in any of `boxes` -- and in any box of the grid of the
+        first box's size (planning sees sample tiles only)."""
+        m = self.weight_mask
+        assert m is not None
+        if m.ndim < 2:
+            return int(np.count_nonzero(m))
+        sat = self._table()
+        a0 = np.array([b[0][0] for b in boxes])
+        a1 = a0 + np.array([b[0][1] for b in boxes])
+        b0 = np.array([b[1][0] for b in boxes])
+        b1 = b0 + np.array([b[1][1] for b in boxes])
+        best = int((sat[a1, b1] - sat[a0, b1] - sat[a1, b0] + sat[a0, b0]).max())
+        na, nb = boxes[0][0][1], boxes[0][1][1]
+        g = self._grid.get((na, nb))
+        if g is None:
+            d0, d1 = sat.shape[0] - 1, sat.shape[1] - 1
+            ga0 = np.arange(0, d0, na)
+            gb0 = np.arange(0, d1, nb)
+            ga1 = np.minimum(ga0 + na, d0)
+            gb1 = np.minimum(gb0 + nb, d1)
+            g = int((sat[np.ix_(ga1, gb1)] - sat[np.ix_(ga0, gb1)] - sat[np.ix_(ga1, gb0)] + sat[np.ix_(ga0, gb0)]).max())
+            self._grid[(na, nb)] = g
+        return max(best, g)
+
 
 def _bcast_box(shape: tuple[int, ...], out_box: Box) -> Box:
     """The box of a (right-aligned, broadcast) operand of `shape` for an output box."""
@@ -354,6 +397,17 @@ class Lowering:
         self.mpu = "MPU0"
         self.vpu = "VPU0"
         self.map = "MAP0"
+        self.counts = {u: (target.unit(u).count if u != "MAP" else target.mapping.count) for u in ("DAU", "MPU", "VPU", "MAP")}
+        self.rr = {u: 0 for u in self.counts}
+
+    def next_unit(self, ut: str) -> str:
+        """Round-robin over the target's instances of a unit type."""
+        i = self.rr[ut]
+        self.rr[ut] = (i + 1) % self.counts[ut]
+        return f"{ut}{i}"
+
+    def next_load_unit(self) -> str:
+        return self.next_unit("DAU")
 
     # ---- names and storage ----------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -568,11 +622,11 @@ class Lowering:
             buf = slot.next()
             ct = Tile("N", buf, box_shape(sbox), src.dtype)
             self.stream.emit(
-                Instr(self.load_unit, "LOAD", [ct], [src.tile(sbox)]),
+                Instr(self.next_load_unit(), "LOAD", [ct], [src.tile(sbox)]),
                 [("S", src.key)], [("N", buf, buf + ct.nbytes)],
             )
             self.stream.emit(
-                Instr(self.store_unit, "STORE", [dst.tile(dbox)], [ct]),
+                Instr(self.next_unit("DAU"), "STORE", [dst.tile(dbox)], [ct]),
                 [("N", buf, buf + ct.nbytes)], [("S", dst.key)],
             )
 
@@ -688,11 +742,17 @@ class Lowering:
                 n = max(math.prod(box_shape(b)) for b in boxes)
                 varies = any(b != boxes[0] for b in boxes)
                 if sparse is not None and j == 1:
-                    # dense weights + compacted values + connection data (+ mask)
-                    res["w"] = ("W", n * isz[j], varies)
-                    res["wp"] = ("W", n * isz[j], varies)
-                    if sparse.form == "stride":
-                        res["wi"] = ("W", n * 4, varies)
+                    if sparse.weight_mask is None:
+                        # weights computed at run time: dense tile + its mask
+                        res["w"] = ("W", n * isz[j], varies)
+                        res["wm"] = ("W", n, varies)
+                        continue
+                    # compacted values + connection data (direct mask; stride index
+                    # in transit when it is the cheaper transport)
+                    nnz = max(1, sparse.max_nnz(boxes))
+                    res["w"] = ("W", nnz * isz[j], varies)
+                    if sparse.density < 0.5:
+                        res["wi"] = ("W", nnz * 2, varies)
                     res["wm"] = ("W", n, varies)
                     continue
                 res[f"i{j}"] = (space[j], n * isz[j], varies)
@@ -718,16 +778,53 @@ class Lowering:
                 tot[sp] += (nb if varies else 1) * _align(max(n, 1))
             return tot
 
-        try:
-            steps = plan(rule, need, self.caps, self.soft())
-        except TilingError:
-            if nb == 1:
-                raise
-            nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
-            steps = plan(rule, need, self.caps, self.soft())
+        steps = None
+        if kind in MPU_KINDS and self.max_tile == 0 and (rule.axes or rule.k_extent):
+            steps = self.plan_mpu(rule, srcs, dsts, sparse, need)
+        if steps is None:
+            try:
+                steps = plan(rule, need, self.caps, self.soft())
+            except TilingError:
+                if nb == 1:
+                    raise
+                nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
+                steps = plan(rule, need, self.caps, self.soft())
         layout = Layout()
         slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in slot_bytes(steps).items()}
         self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
+
+    def plan_mpu(self, rule, srcs, dsts, sparse, need):
+        """Cost-based tiling of an MPU op (nnx.tiling.plan_cost): the loop order and
+        tile sizes with the fewest DMA cycles and the best DMA/compute overlap."""
+        t = self.target
+        isz = [0 if s is None else np.dtype(_NP[s.dtype]).itemsize for s in srcs]
+        osz = [np.dtype(_NP[d.dtype]).itemsize for d in dsts]
+        dens = 1.0
+        if sparse is not None and sparse.weight_mask is not None:
+            dens = sparse.density
+
+        def in_bytes(j, box):
+            if j >= len(srcs) or srcs[j] is None:
+                return 0
+            n = math.prod(box_shape(box))
+            if j == 1 and dens < 1.0:
+                return n * (dens * isz[j] + min(1.0, 2 * dens))
+            return n * isz[j]
+
+        def out_bytes(j, box):
+            return math.prod(box_shape(box)) * osz[j]
+
+        w = srcs[1].shape if len(srcs) > 1 and srcs[1] is not None else (1,)
+        red = math.prod(w[1:]) if rule.kind == "Conv" else (rule.k_extent or 1)
+        macs = math.prod(dsts[0].shape) * red * dens
+        mpu = t.unit("MPU")
+        units = self.counts["MPU"]
+        cost = Cost(in_bytes, out_bytes, t.unit("DAU").latency_cycles + t.storage.dma_latency_cycles,
+                    float(t.storage.dma_bytes_per_cycle), float(mpu.latency_cycles),
+                    macs / mpu.throughput / units, self.counts["DAU"], units)
+        axes = list(rule.axes)
+        orders = [axes] + [[b for b in axes if b != a] + [a] for a in axes[:-1]]
+        return plan_cost(rule, need, self.caps, cost, orders)
 
     def load_slot(self, slot: Slot, src: Tensor, box: Box, key) -> tuple[Tile, bool]:
         """The cache tile of `box` of `src` in `slot`, loading it unless already there."""
@@ -737,7 +834,7 @@ class Lowering:
         buf = slot.next()
         ct = Tile(slot.space, buf, shape, src.dtype)
         self.stream.emit(
-            Instr(self.load_unit, "LOAD", [ct], [src.tile(box)]),
+            Instr(self.next_load_unit(), "LOAD", [ct], [src.tile(box)]),
             [("S", src.key)], [(slot.space, buf, buf + ct.nbytes)],
         )
         slot.cur = key
@@ -746,7 +843,12 @@ class Lowering:
     def emit_steps(self, op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue=()) -> None:
         pending: list[tuple[Instr, list, list]] = []
         S = self.stream
+        utype = unit[:3]
         for st in steps:
+            if not st.acc:
+                # output tiles go round-robin over the unit instances (accumulation
+                # chunks of one output tile stay on its unit)
+                unit = self.next_unit(utype)
             tiles: list[Tile | None] = []
             reads: list[tuple] = []
             opts: dict[str, Any] = {}
@@ -778,7 +880,7 @@ class Lowering:
                         buf = ns.next()
                         mt = Tile("N", buf, ct.shape, "i1")
                         S.emit(
-                            Instr(self.map, "CONN", [mt], [ct], {"threshold": float(sparse.neuron_threshold)}),
+                            Instr(self.next_unit("MAP"), "CONN", [mt], [ct], {"threshold": float(sparse.neuron_threshold)}),
                             [(ct.space, ct.offset, ct.offset + ct.nbytes)], [("N", buf, buf + mt.nbytes)],
                         )
                         ns.cur = key
@@ -807,6 +909,7 @@ class Lowering:
             if st.last:
                 ot = otiles[0]
                 orange = ("O", ot.offset, ot.offset + ot.nbytes)
+                evpu = unit if utype == "VPU" else self.next_unit("VPU")
                 for e, (_, ekind, uins, pos, eattrs) in enumerate(epilogue):
                     esrcs: list[Tile | None] = []
                     ereads = [orange]
@@ -824,11 +927,11 @@ class Lowering:
                         ereads.append((ct.space, ct.offset, ct.offset + ct.nbytes))
                     while esrcs and esrcs[-1] is None:
                         esrcs.pop()
-                    S.emit(Instr(self.vpu, ekind, [ot], esrcs, eattrs), ereads, [orange])
+                    S.emit(Instr(evpu, ekind, [ot], esrcs, eattrs), ereads, [orange])
                 for j, d in enumerate(dsts):
                     ot = otiles[j]
                     pending.append((
-                        Instr(self.store_unit, "STORE", [d.tile(st.outputs[j])], [ot]),
+                        Instr(self.next_unit("DAU"), "STORE", [d.tile(st.outputs[j])], [ot]),
                         [("O", ot.offset, ot.offset + ot.nbytes)], [("S", d.key)],
                     ))
         for ins, r, w in pending:
@@ -836,27 +939,31 @@ class Lowering:
 
     # ---- sparse -----------------------------------------------------------------------
     def sparse_weight(self, op, slots, w: Tensor, box: Box, sp: SparseInfo) -> tuple[Tile, Tile]:
-        """Dense weight tile and its direct-index mask in W for `box` (loads compacted
-        values + connection data and expands them with the mapping unit)."""
+        """The weight tile of `box` in W and its direct-index mask: for constant weights
+        the *compacted* surviving values (1-D) + the connection data, which is all the
+        DMA moves and all the weight cache holds (seed 004 claims 5-6, 21); the MPU
+        then computes on the surviving pairs only."""
         S = self.stream
         key = (w.offset, box)
         ws, wm = slots["w"], slots["wm"]
         shape = box_shape(box)
         if ws.cur == key:
-            return Tile("W", ws.current(), shape, w.dtype), Tile("W", wm.current(), shape, "i1")
+            return ws.cur_tile, Tile("W", wm.current(), shape, "ui8")
         sl = tuple(slice(s, s + n * st, st) for s, n, st in box)
+        unit = self.next_load_unit()
         if sp.weight_value is None or sp.weight_mask is None:
             # weights computed at run time: load them and build the connection data
             buf = ws.next()
             wt = Tile("W", buf, shape, w.dtype)
-            S.emit(Instr(self.load_unit, "LOAD", [wt], [w.tile(box)]), [("S", w.key)], [("W", buf, buf + wt.nbytes)])
+            S.emit(Instr(unit, "LOAD", [wt], [w.tile(box)]), [("S", w.key)], [("W", buf, buf + wt.nbytes)])
             mbuf = wm.next()
-            mt = Tile("W", mbuf, shape, "i1")
+            mt = Tile("W", mbuf, shape, "ui8")
             S.emit(
-                Instr(self.map, "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
+                Instr(self.next_unit("MAP"), "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
                 [("W", buf, buf + wt.nbytes)], [("W", mbuf, mbuf + mt.nbytes)],
             )
             ws.cur = key
+            ws.cur_tile = wt
             return wt, mt
         vals = np.ascontiguousarray(sp.weight_value[sl])
         mask = np.ascontiguousarray(sp.weight_mask[sl])
@@ -864,41 +971,33 @@ class Lowering:
         if packed.size == 0:
             packed = np.zeros(1, vals.dtype)
         pk = self.const_array(packed, "wpk")
-        pslot = slots["wp"]
-        pbuf = pslot.next()
+        pbuf = ws.next()
         pt = Tile("W", pbuf, (packed.size,), w.dtype)
-        S.emit(Instr(self.load_unit, "LOAD", [pt], [pk.tile(full_box(pk.shape))]), [("S", pk.key)], [("W", pbuf, pbuf + pt.nbytes)])
-        buf = ws.next()
-        wt = Tile("W", buf, shape, w.dtype)
+        S.emit(Instr(unit, "LOAD", [pt], [pk.tile(full_box(pk.shape))]), [("S", pk.key)], [("W", pbuf, pbuf + pt.nbytes)])
         mbuf = wm.next()
-        mt = Tile("W", mbuf, shape, "i1")
-        if sp.form == "stride":
-            # stride index (nnx.connection_data form: distances between kept positions,
-            # the first from position 0, padded with -1): the padding is made in the
-            # cache by the VPU, only the k strides travel (claims 6, 9-10)
-            L = mask.size
-            stride = np.diff(np.flatnonzero(mask.reshape(-1)), prepend=0).astype(np.int32)
+        mt = Tile("W", mbuf, shape, "ui8")
+        L = mask.size
+        pos = np.flatnonzero(mask.reshape(-1))
+        stride = np.diff(pos, prepend=0)
+        if stride.size and "wi" in slots and stride.max() < 2**15 and 2 * stride.size < L:
+            # the cheaper transport: the stride index (only the kept weights' distances)
+            # travels and the mapping unit converts it to the direct index the MPU
+            # reads (claims 6, 9-10)
             islot = slots["wi"]
             ibuf = islot.next()
-            it = Tile("W", ibuf, (L,), "i32")
-            irange = ("W", ibuf, ibuf + it.nbytes)
-            S.emit(Instr(self.vpu, "FILL", [it], [], {"value": -1}), [], [irange])
-            if stride.size:
-                ic = self.const_array(stride, "widx")
-                loaded = Tile("W", ibuf, (stride.size,), "i32")
-                S.emit(Instr(self.load_unit, "LOAD", [loaded], [ic.tile(full_box(ic.shape))]),
-                       [("S", ic.key)], [("W", ibuf, ibuf + loaded.nbytes)])
-            S.emit(Instr(self.map, "EXPAND", [wt], [pt, it]),
-                   [("W", pbuf, pbuf + pt.nbytes), irange], [("W", buf, buf + wt.nbytes)])
-            flat_m = Tile("W", mbuf, (L,), "i1")
-            S.emit(Instr(self.map, "CONVERT", [flat_m], [it]), [irange], [("W", mbuf, mbuf + mt.nbytes)])
+            ic = self.const_array(stride.astype(np.int16), "widx")
+            it = Tile("W", ibuf, (stride.size,), "i16")
+            S.emit(Instr(unit, "LOAD", [it], [ic.tile(full_box(ic.shape))]),
+                   [("S", ic.key)], [("W", ibuf, ibuf + it.nbytes)])
+            flat_m = Tile("W", mbuf, (L,), "ui8")
+            S.emit(Instr(self.next_unit("MAP"), "CONVERT", [flat_m], [it]), [("W", ibuf, ibuf + it.nbytes)],
+                   [("W", mbuf, mbuf + L)])
         else:
-            mc = self.const_array(mask, "wconn")
-            S.emit(Instr(self.load_unit, "LOAD", [mt], [mc.tile(full_box(mc.shape))]), [("S", mc.key)], [("W", mbuf, mbuf + mt.nbytes)])
-            S.emit(Instr(self.map, "EXPAND", [wt], [pt, mt]),
-                   [("W", pbuf, pbuf + pt.nbytes), ("W", mbuf, mbuf + mt.nbytes)], [("W", buf, buf + wt.nbytes)])
+            mc = self.const_array(mask.astype(np.uint8), "wconn")
+            S.emit(Instr(unit, "LOAD", [mt], [mc.tile(full_box(mc.shape))]), [("S", mc.key)], [("W", mbuf, mbuf + mt.nbytes)])
         ws.cur = key
-        return wt, mt
+        ws.cur_tile = pt
+        return pt, mt
 
     def conn_info(self, op, conn: SSAValue, weight: SSAValue, layout_in_out: bool) -> SparseInfo:
         from nnx.dialects import sparse as sd

@@ -228,7 +228,7 @@ def check_tile(t: Tile, what: str) -> str | None:
 
 
 DIRECT_TYPES = ("ui8", "i1")
-STRIDE_TYPES = ("i32",)
+STRIDE_TYPES = ("i32", "i16")
 
 
 def index_form(t: Tile) -> str | None:
@@ -362,6 +362,10 @@ def _check_compute(ins: Instr, masks: bool) -> str | None:
                 return f"{ins.mnemonic}: '{k}' must be a direct-index (ui8 or i1) tile in a cache"
             j = 0 if k == "nmask" else 1
             src = ins.srcs[j] if j < len(ins.srcs) else None
+            if k == "wmask" and src is not None and is_packed(ins):
+                if src.nelems > v.nelems:
+                    return f"{ins.mnemonic}: packed weights (1-D source #1) hold at most one value per 'wmask' position"
+                continue
             if src is None or src.shape != v.shape:
                 return f"{ins.mnemonic}: '{k}' must have the shape of source #{j}"
         else:
@@ -417,11 +421,14 @@ def _check_convert(ins: Instr) -> str | None:
     d, s = ins.dsts[0], ins.srcs[0]
     assert d is not None and s is not None
     if index_form(d) is None or index_form(s) is None:
-        return "CONVERT: operands must be connection data (ui8/i1 direct or i32 stride index tiles)"
+        return "CONVERT: operands must be connection data (ui8/i1 direct or i32/i16 stride index tiles)"
     if index_form(d) == index_form(s):
         return "CONVERT: source and destination have the same index form"
     if d.shape != s.shape:
-        return "CONVERT: source and destination shapes differ"
+        # an unpadded stride string (1-D, only the kept elements' strides) -> the 1-D
+        # direct string of its positions
+        if not (index_form(s) == "stride" and len(s.shape) == 1 and len(d.shape) == 1 and s.shape[0] <= d.shape[0]):
+            return "CONVERT: source and destination shapes differ"
     return None
 
 
@@ -479,12 +486,37 @@ _CHECKS = {
 # --------------------------------------------------------------------------------------
 
 
+def is_packed(ins: Instr) -> bool:
+    """True when an MPU instruction's weights (source #1) are *compacted*: a 1-D tile of
+    the surviving values in row-major order of `wmask`, the direct index over the dense
+    weight tile (seed 004: the weight cache holds only the surviving weights and their
+    connection data; the MPU computes on the surviving pairs only)."""
+    wm = ins.opts.get("wmask")
+    if not isinstance(wm, Tile) or len(ins.srcs) < 2 or ins.srcs[1] is None:
+        return False
+    w = ins.srcs[1]
+    return len(w.shape) == 1 and w.shape != wm.shape
+
+
+def weight_view(ins: Instr) -> list[Tile | None]:
+    """Sources with a compacted weight replaced by a tile of its dense shape (for shape
+    arithmetic only)."""
+    srcs = list(ins.srcs)
+    if is_packed(ins):
+        wm = ins.opts["wmask"]
+        w = srcs[1]
+        assert w is not None
+        srcs[1] = Tile(w.space, w.offset, wm.shape, w.dtype)
+    return srcs
+
+
 def dense_macs(ins: Instr) -> int:
     """MACs of an MPU instruction computed densely: outputs x reduction length."""
     out = ins.dsts[0]
-    w = ins.srcs[1]
+    srcs = weight_view(ins)
+    w = srcs[1]
     assert out is not None and w is not None
-    k = reduction_length(ins.mnemonic, ins.attrs, ins.srcs)
+    k = reduction_length(ins.mnemonic, ins.attrs, srcs)
     if ins.mnemonic in ("ConvTranspose",):
         x = ins.srcs[0]
         assert x is not None

@@ -30,7 +30,9 @@ from nnx.sim.isa import (
     Tile,
     dense_macs,
     index_form,
+    is_packed,
     map_indices,
+    weight_view,
     vpu_elements,
 )
 from nnx.sim.memory import Memory, SimError
@@ -171,10 +173,23 @@ class MappingUnit:
         elif mn == "CONVERT":
             sv, st = svs[0], srcs[0]
             sform = index_form(st)
+            if st.shape != d.shape:  # unpadded 1-D stride string -> 1-D direct string
+                n = d.nelems
 
-            @guard
-            def run() -> None:
-                dv[...] = cd.convert(sv, sform, dform)
+                def run() -> None:
+                    if sv.size and sv.min() < 0:
+                        raise SimError(f"CONVERT: malformed stride index at {st.text()}", line)
+                    pos = np.cumsum(sv, dtype=np.int64)
+                    if pos.size and pos[-1] >= n:
+                        raise SimError(f"CONVERT: stride index points past the end of its {n}-element string", line)
+                    dv[...] = 0
+                    dv[pos] = 1
+
+            else:
+
+                @guard
+                def run() -> None:
+                    dv[...] = cd.convert(sv, sform, dform)
 
         elif mn == "COMBINE":
             (av, bv), (at, bt) = svs, srcs
@@ -311,7 +326,8 @@ class OperationUnit:
             raise SimError(f"{kind}: sparse masks are supported on {', '.join(_MASKABLE)} only", line)
         nm, wm = v(nm_t), v(wm_t)
         target = self.target
-        a_t, b_t = ins.srcs[0], ins.srcs[1]
+        packed = is_packed(ins)
+        a_t, b_t = weight_view(ins)[0], weight_view(ins)[1]
         assert a_t is not None and b_t is not None
 
         def executed(nmv: np.ndarray | None, wmv: np.ndarray | None) -> int:
@@ -331,7 +347,7 @@ class OperationUnit:
                 if bm is not None and attrs.get("transB", 0):
                     bm = bm.T
             k = a_t.shape[0] if (kind == "Gemm" and attrs.get("transA", 0)) else a_t.shape[-1]
-            if am is None and bm is not None and bm.ndim == 2:
+            if am is None and bm is not None and len(b_t.shape) == 2:
                 return (a_t.nelems // k) * int(np.count_nonzero(bm))
             if bm is None and am is not None and b_t.ndim == 2:
                 n_out = b_t.shape[0] if (kind == "Gemm" and attrs.get("transB", 0)) else b_t.shape[-1]
@@ -344,12 +360,24 @@ class OperationUnit:
                 bf = bf.T
             return int(round(float(np.matmul(af, bf).sum(dtype=np.float64))))
 
+        wshape = b_t.shape
+
         def run_sparse() -> None:
             # the mapping unit's selection: only surviving neurons/weights take part
             ins_ = list(srcs)
             if nm is not None:
                 ins_[0] = np.where(nm, ins_[0], np.zeros((), ins_[0].dtype))
-            if wm is not None:
+            if packed:
+                # compacted weights: the surviving values, row-major over wmask
+                keep = wm.reshape(-1) != 0
+                nk = int(np.count_nonzero(keep))
+                vals = ins_[1]
+                if nk > vals.size:
+                    raise SimError(f"{kind}: wmask keeps {nk} weights, the packed tile holds {vals.size}", line)
+                full = np.zeros(keep.size, vals.dtype)
+                full[keep] = vals[:nk]
+                ins_[1] = full.reshape(wshape)
+            elif wm is not None:
                 ins_[1] = np.where(wm, ins_[1], np.zeros((), ins_[1].dtype))
             _store(dsts, call(ins_), acc, kind, line)
             ex = executed(nm, wm)
