@@ -1,28 +1,28 @@
 // RUN: nnx-opt %s -p 'sparsify{weight-threshold=0.3},lower-to-chip' | FileCheck %s
 // RUN: nnx-opt %s -p 'sparsify{weight-threshold=0.3 index-form=stride neuron-threshold=0.0},lower-to-chip' | FileCheck %s --check-prefix=STRIDE
 
-// Seed 004: the pruned weights travel compacted (only the 5 of 12 survivors) beside
-// their direct-index connection data; the mapping unit EXPANDs them into the weight
-// cache, and the MPU computes with that index as `wmask`, skipping pruned MACs.
+// Seed 004: the pruned weights travel and stay compacted in the weight cache (only the
+// 5 of 12 survivors) beside their connection data. Here the stride index (5 x i16 =
+// 10 bytes) is cheaper than the direct one (12 bytes), so the strides travel and the
+// mapping unit CONVERTs them to the direct index; the MPU reads the packed values
+// (1-D source #1) with that index as `wmask` and computes on surviving pairs only.
 // CHECK-NOT:   chip.const @w #chip.tile<S:{{.*}}3x4xf32>
 // CHECK:       chip.const @wpk #chip.tile<S:{{0x[0-9a-f]+}}, 5xf32> = dense<[1.000000e+00, 5.000000e-01, -2.000000e+00, 1.500000e+00, -1.000000e+00]> : tensor<5xf32>
-// CHECK:       chip.const @wconn #chip.tile<S:[[C:0x[0-9a-f]+]], 3x4xi1>
+// CHECK:       chip.const @widx #chip.tile<S:[[C:0x[0-9a-f]+]], 5xi16> = dense<[0, 2, 2, 3, 2]> : tensor<5xi16>
 // CHECK:       chip.load DAU0 #chip.tile<W:[[PK:0x[0-9a-f]+]], 5xf32>
-// CHECK:       chip.load DAU0 #chip.tile<W:[[M:0x[0-9a-f]+]], 3x4xi1> <- #chip.tile<S:[[C]], 3x4xi1>
+// CHECK:       chip.load DAU0 #chip.tile<W:[[I:0x[0-9a-f]+]], 5xi16> <- #chip.tile<S:[[C]], 5xi16>
 // CHECK:       chip.wait MAP0
-// CHECK-NEXT:  chip.expand MAP0 #chip.tile<W:[[W:0x[0-9a-f]+]], 3x4xf32> <- #chip.tile<W:[[PK]], 5xf32>, #chip.tile<W:[[M]], 3x4xi1>
-// CHECK:       chip.mpu Gemm MPU0 #chip.tile<O:0x0, 1x3xf32> <- #chip.tile<N:0x0, 1x4xf32>, #chip.tile<W:[[W]], 3x4xf32>, #chip.tile<W:{{0x[0-9a-f]+}}, 3xf32> {params = {transB = 1 : i64}, wmask = #chip.tile<W:[[M]], 3x4xi1>}
+// CHECK-NEXT:  chip.convert MAP0 #chip.tile<W:[[M:0x[0-9a-f]+]], 12xui8> <- #chip.tile<W:[[I]], 5xi16>
+// CHECK-NOT:   chip.expand
+// CHECK:       chip.mpu Gemm MPU0 #chip.tile<O:0x0, 1x3xf32> <- #chip.tile<N:0x0, 1x4xf32>, #chip.tile<W:[[PK]], 5xf32>, #chip.tile<W:{{0x[0-9a-f]+}}, 3xf32> {params = {transB = 1 : i64}, wmask = #chip.tile<W:[[M]], 3x4xui8>}
 
-// The stride form: the VPU pads the index buffer with -1, only the strides travel,
-// the mapping unit expands the weights and converts the index to a direct mask; the
-// neuron connection data (|x| > 0) are built by CONN on the loaded neurons (nmask).
-// STRIDE:      chip.const @widx #chip.tile<S:{{0x[0-9a-f]+}}, 5xi32> = dense<[0, 2, 2, 3, 2]> : tensor<5xi32>
+// The stride form in the IR and neuron connection data (|x| > 0) built by CONN on the
+// loaded neurons (nmask).
+// STRIDE:      chip.const @widx #chip.tile<S:{{0x[0-9a-f]+}}, 5xi16> = dense<[0, 2, 2, 3, 2]> : tensor<5xi16>
 // STRIDE:      chip.conn MAP0 #chip.tile<N:[[NM:0x[0-9a-f]+]], 1x4xi1> <- #chip.tile<N:0x0, 1x4xf32> {params = {threshold = 0.000000e+00 : f32}}
-// STRIDE:      chip.fill VPU0 #chip.tile<W:[[I:0x[0-9a-f]+]], 12xi32> {params = {value = -1 : i64}}
-// STRIDE:      chip.load DAU0 #chip.tile<W:[[I]], 5xi32>
-// STRIDE:      chip.expand MAP0 #chip.tile<W:[[W:0x[0-9a-f]+]], 3x4xf32> <- #chip.tile<W:{{0x[0-9a-f]+}}, 5xf32>, #chip.tile<W:[[I]], 12xi32>
-// STRIDE-NEXT: chip.convert MAP0 #chip.tile<W:[[M:0x[0-9a-f]+]], 12xi1> <- #chip.tile<W:[[I]], 12xi32>
-// STRIDE:      chip.mpu Gemm MPU0 {{.*}} {params = {transB = 1 : i64}, nmask = #chip.tile<N:[[NM]], 1x4xi1>, wmask = #chip.tile<W:[[M]], 3x4xi1>}
+// STRIDE:      chip.load DAU0 #chip.tile<W:[[I:0x[0-9a-f]+]], 5xi16>
+// STRIDE:      chip.convert MAP0 #chip.tile<W:[[M:0x[0-9a-f]+]], 12xui8> <- #chip.tile<W:[[I]], 5xi16>
+// STRIDE:      chip.mpu Gemm MPU0 {{.*}} {params = {transB = 1 : i64}, nmask = #chip.tile<N:[[NM]], 1x4xi1>, wmask = #chip.tile<W:[[M]], 3x4xui8>}
 func.func @main(%x: tensor<1x4xf32> {nnx.name = "x"}) -> (tensor<1x3xf32> {nnx.name = "y"}) {
   %w = graph.constant dense<[[1.0, 0.1, 0.5, 0.0], [-2.0, 0.2, 0.0, 1.5], [0.0, -1.0, 0.25, 0.3]]> : tensor<3x4xf32>
   %b = graph.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
