@@ -1,10 +1,12 @@
 """Simulator and sparsity benchmark (issue 3): dense vs sparsified cycles, and the
 simulator's wall time against onnxruntime's, measured in the same run.
 
-    .venv/bin/python bench/sim_sparsity.py [--models resnet18,bert2] [--levels 0.5,0.8,0.9,0.95]
+    .venv/bin/python bench/sim_sparsity.py [--models resnet18,mobilenet_v2,bert2,zoo:mobilenet_v2,zoo:bert_2layer]
+                                           [--levels 0.5,0.8,0.9,0.95] [--target FILE]
 
-For each model (ResNet-18 layout at 1x3x224x224; a 2-layer BERT, hidden 256, 4 heads,
-sequence 128), generated with random weights and cached under cache/bench-models/ (not
+For each model (ResNet-18 and MobileNetV2 1.0 layouts at 1x3x224x224; a 2-layer BERT,
+hidden 256, 4 heads, sequence 128; `zoo:NAME`: test/python/model_zoo.py's small
+exports), generated with random weights and cached under cache/bench-models/ (not
 in git): the weights of every Conv/Gemm/MatMul are magnitude-pruned per tensor to each
 sparsity level (numpy), the pruned model is compiled twice -- dense lowering and
 `--sparsify weight-threshold=0.0` (seed 004: compacted weights + connection data,
@@ -60,13 +62,58 @@ def _resnet18():
     return nn.Sequential(*layers)
 
 
-def get_model(name: str) -> tuple[Path, dict[str, np.ndarray]]:
+def _mobilenet_v2():
+    """MobileNetV2 (1.0, 224): the standard inverted-residual configuration."""
+    from torch import nn
+
+    def cbr(cin, cout, k, s, groups=1, act=True):
+        layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+        if act:
+            layers.append(nn.ReLU6())
+        return layers
+
+    class Inverted(nn.Module):
+        def __init__(self, cin, cout, stride, expand):
+            super().__init__()
+            hidden = cin * expand
+            layers = []
+            if expand != 1:
+                layers += cbr(cin, hidden, 1, 1)
+            layers += cbr(hidden, hidden, 3, stride, groups=hidden)
+            layers += cbr(hidden, cout, 1, 1, act=False)
+            self.body = nn.Sequential(*layers)
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.body(x)
+            return x + y if self.residual else y
+
+    layers = cbr(3, 32, 3, 2)
+    cin = 32
+    for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+        for i in range(n):
+            layers.append(Inverted(cin, c, s if i == 0 else 1, t))
+            cin = c
+    layers += cbr(cin, 1280, 1, 1)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(1280, 1000)]
+    return nn.Sequential(*layers)
+
+
+def get_model(name: str) -> tuple[Path, dict[str, np.ndarray], list[str]]:
+    """(ONNX path, inputs, nnx-compile input-shape args); `zoo:NAME` is a model of
+    test/python/model_zoo.py (small: MobileNetV2 at 32x32, BERT hidden 64, seq 16)."""
     import torch
+
+    if name.startswith("zoo:"):
+        import model_zoo as mz
+
+        z = name[4:]
+        return mz.get_model(z), mz.sample_inputs(z), mz.input_shape_args(z)
 
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"{name}.onnx"
     rng = np.random.default_rng(0)
-    if name == "resnet18":
+    if name in ("resnet18", "mobilenet_v2"):
         feeds = {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
     else:
         feeds = {
@@ -75,13 +122,13 @@ def get_model(name: str) -> tuple[Path, dict[str, np.ndarray]]:
             "token_type_ids": np.zeros((1, 128), np.int64),
         }
     if path.exists():
-        return path, feeds
+        return path, feeds, []
     from models import _randomise  # bench/models.py
 
     torch.manual_seed(0)
     tmp = path.with_suffix(".tmp.onnx")
-    if name == "resnet18":
-        model = _resnet18().eval()
+    if name in ("resnet18", "mobilenet_v2"):
+        model = (_resnet18() if name == "resnet18" else _mobilenet_v2()).eval()
         _randomise(model)
         torch.onnx.export(model, (torch.from_numpy(feeds["input"]),), str(tmp), input_names=["input"],
                           output_names=["logits"], opset_version=17, dynamo=False)
@@ -112,17 +159,17 @@ def get_model(name: str) -> tuple[Path, dict[str, np.ndarray]]:
         m.ir_version = 10
     onnx.save(m, str(path))
     tmp.unlink()
-    return path, feeds
+    return path, feeds, []
 
 
-def run(model: Path, feeds, work: Path, *args: str):
+def run(model: Path, feeds, work: Path, *args: str, sim_args=()):
     import test_compile_e2e as e2e
 
     prog = work / "prog.s"
     t0 = time.perf_counter()
     assert e2e.compile_model(model, prog, *args) == 0
     t1 = time.perf_counter()
-    outs, report = e2e.simulate(prog, feeds)
+    outs, report = e2e.simulate(prog, feeds, *sim_args)
     t2 = time.perf_counter()
     return outs, report, t1 - t0, t2 - t1
 
@@ -133,13 +180,16 @@ def main(argv=None) -> int:
     import test_compile_e2e as e2e
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", default="resnet18,bert2")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,bert2,zoo:mobilenet_v2,zoo:bert_2layer")
+    ap.add_argument("--target", default=None, help="target TOML for both runs (default: the embedded one)")
     ap.add_argument("--levels", default="0.5,0.8,0.9,0.95")
     args = ap.parse_args(argv)
     levels = [float(x) for x in args.levels.split(",")]
     rows = []
     for name in args.models.split(","):
-        model, feeds = get_model(name)
+        model, feeds, shape_args = get_model(name)
+        targs = ("--target", args.target) if args.target else ()
+        sargs = targs
         with tempfile.TemporaryDirectory() as td:
             td = Path(td)
             # dense baseline + simulator wall time vs onnxruntime
@@ -151,7 +201,7 @@ def main(argv=None) -> int:
                 want = sess.run(None, feeds)
             ort_wall = (time.perf_counter() - t) / n
             (td / "dense").mkdir()
-            outs, rep, tc, ts = run(model, feeds, td / "dense")
+            outs, rep, tc, ts = run(model, feeds, td / "dense", *shape_args, *targs, sim_args=sargs)
             err = max(e2e.rel_err(outs[e2e.safe(o.name)], w) for o, w in zip(sess.get_outputs(), want))
             print(f"{name}: dense cycles {rep['cycles']}  macs {rep['macs']}  rel.err {err:.2e}  "
                   f"compile {tc:.1f}s  sim {ts:.2f}s  ort {ort_wall * 1e3:.1f}ms  sim/ort {ts / ort_wall:.0f}x", flush=True)
@@ -167,14 +217,15 @@ def main(argv=None) -> int:
                 for kind, extra in variants:
                     w = td / f"{kind}{lv}"
                     w.mkdir()
-                    outs, r, tc, ts = run(pruned, feeds, w, *extra)
+                    outs, r, tc, ts = run(pruned, feeds, w, *shape_args, *targs, *extra, sim_args=sargs)
                     err = max(e2e.rel_err(outs[e2e.safe(k)], v) for k, v in want.items())
                     res[kind] = (r, err, ts)
                 d = res["dense"][0]["cycles"]
                 for kind in res:
                     r, err, ts = res[kind]
                     ratio = r["cycles"] / d
-                    print(f"{name}: weights {lv:.0%} pruned, {kind:<11} cycles {r['cycles']:>10}  ratio {ratio:.3f}  "
+                    dma = r["bytes_moved"]
+                    print(f"{name}: weights {lv:.0%} pruned, {kind:<11} cycles {r['cycles']:>10}  ratio {ratio:.3f}  dma bytes {dma}  "
                           f"macs_skipped {r['macs_skipped']}  rel.err {err:.2e}  sim {ts:.2f}s", flush=True)
                     rows.append((name, kind, lv, r["cycles"], ratio, r["macs_skipped"], err, ts, None))
     (ROOT / "cache").mkdir(exist_ok=True)

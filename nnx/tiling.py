@@ -709,7 +709,8 @@ class Cost:
     `in_bytes(j, box)` / `out_bytes(j, box)`: bytes one DMA of that box moves (0: not
     loaded); `transfer` the fixed cycles of one DMA; `bw` bytes per cycle over all DMA
     queues; `step` the fixed cycles of one compute instruction and `work` the compute
-    cycles of the whole op (over all compute units: already divided by their count)."""
+    cycles of the whole op on one unit; `units` the compute units the output tiles are
+    spread over."""
 
     in_bytes: Callable[[int, Box], float]
     out_bytes: Callable[[int, Box], float]
@@ -806,8 +807,11 @@ def plan_cost(
             nk = -(-rule.k_extent // kc) if rule.k_extent else 1
             counts = {a: n_seg[a][sizes[a]] for a in axes}
             T = math.prod(counts.values()) * nk
-            # cheap lower bound on time (compute) before the footprint check
-            C = (T * cost.step) / cost.units + cost.work
+            # compute: output tiles spread over `units` compute units (reduction chunks
+            # of one output tile stay on its unit); a cheap lower bound on the time
+            # before the footprint check
+            par = max(1, min(cost.units, T // nk))
+            C = (T * cost.step + cost.work) / par
             if best is not None and C >= best[0]:
                 continue
             samples = _samples(rule, sizes, kc if rule.k_extent else 0)

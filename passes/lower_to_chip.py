@@ -79,6 +79,7 @@ from nnx.tiling import (
 )
 
 ALIGN = 64
+PLAN_UNITS = 2  # compute units the MPU tiling is planned for (see Lowering.plan_mpu)
 _DATA_BASE = 1 << 44  # data-region addresses before relocation behind the constants
 
 ALIAS_KINDS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
@@ -818,10 +819,13 @@ class Lowering:
         red = math.prod(w[1:]) if rule.kind == "Conv" else (rule.k_extent or 1)
         macs = math.prod(dsts[0].shape) * red * dens
         mpu = t.unit("MPU")
-        units = self.counts["MPU"]
+        # planned for PLAN_UNITS compute units and one DMA queue whatever the target
+        # declares: the tiles (hence the order of every accumulation) do not depend on
+        # the unit counts, so targets that differ only in them give bit-identical
+        # results; the output tiles are then spread over the units the target has
         cost = Cost(in_bytes, out_bytes, t.unit("DAU").latency_cycles + t.storage.dma_latency_cycles,
                     float(t.storage.dma_bytes_per_cycle), float(mpu.latency_cycles),
-                    macs / mpu.throughput / units, self.counts["DAU"], units)
+                    macs / mpu.throughput, 1, PLAN_UNITS)
         axes = list(rule.axes)
         orders = [axes] + [[b for b in axes if b != a] + [a] for a in axes[:-1]]
         return plan_cost(rule, need, self.caps, cost, orders)
