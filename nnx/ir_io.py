@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import bisect
 import io
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 from xdsl.context import Context
@@ -94,6 +95,9 @@ def parse_module_text(
 ) -> ModuleOp:
     """Parse IR text (custom or generic form) with its resource section.
 
+    An external weights file named in the section is looked up relative to the
+    directory of `filename` (the working directory for `<stdin>`).
+
     Give the file's bytes when you have them: the blobs are then decoded straight
     from the buffer (nnx/resources.py). Every op parsed without an explicit
     `loc(...)` gets the `FileLineColLoc` of where it starts (as MLIR does), so
@@ -104,7 +108,8 @@ def parse_module_text(
     """
     ctx = ctx or make_context()
     try:
-        body, _ = resources.split_resource_section(text)
+        base_dir = os.path.dirname(os.path.abspath(filename)) if os.path.exists(filename) else None
+        body, _ = resources.split_resource_section(text, base_dir)
     except resources.ResourceError as e:
         raise IRParseError(f"{filename}: error: {e}", filename, None, None, str(e)) from None
     except UnicodeDecodeError as e:
@@ -236,17 +241,18 @@ def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
     return parse_module_text(data, path, ctx)
 
 
-def module_to_text(
+def module_chunks(
     module: Operation,
     generic: bool = False,
     debuginfo: bool = False,
     *,
     properties_as_attributes: bool = False,
-) -> str:
-    """The op's text followed by the resource section of the blobs it uses.
-
-    `module` is usually a ModuleOp; any op prints (e.g. one function for an IR dump).
-    """
+    ir_dir: str | None = None,
+    weights: tuple[IO[bytes], str] | None = None,
+) -> Iterator[str]:
+    """The op's text, then the resource section of the blobs it uses, in chunks (a
+    100 MB model is never one string). `ir_dir`/`weights`: see
+    `resources.resource_section_chunks`."""
     out = io.StringIO()
     printer = Printer(
         stream=out,
@@ -257,7 +263,56 @@ def module_to_text(
     printer.print_op(module)
     out.write("\n")
     text = out.getvalue()
-    return text + resources.format_resource_section(resources.used_handles(text))
+    yield text
+    yield from resources.resource_section_chunks(resources.used_handles(text), ir_dir, weights)
+
+
+def module_to_text(
+    module: Operation,
+    generic: bool = False,
+    debuginfo: bool = False,
+    *,
+    properties_as_attributes: bool = False,
+    ir_dir: str | None = None,
+) -> str:
+    """`module_chunks` joined: the op's text followed by its resource section.
+
+    `module` is usually a ModuleOp; any op prints (e.g. one function for an IR dump).
+    """
+    return "".join(
+        module_chunks(
+            module,
+            generic,
+            debuginfo,
+            properties_as_attributes=properties_as_attributes,
+            ir_dir=ir_dir,
+        )
+    )
+
+
+def write_module(
+    module: Operation,
+    path: str,
+    *,
+    weights_path: str | None = None,
+    generic: bool = False,
+    debuginfo: bool = False,
+) -> None:
+    """Write `module` to `path` ('-': stdout), with its blobs either inline (MLIR hex)
+    or, with `weights_path`, in that raw binary weights file referred to from the IR.
+    Both files appear whole or not at all."""
+    ir_dir = None if path == "-" else os.path.dirname(os.path.abspath(path))
+    if weights_path is None:
+        write_text_atomically(path, module_chunks(module, generic, debuginfo, ir_dir=ir_dir))
+        return
+    ref_dir = ir_dir or os.getcwd()
+    name = os.path.relpath(os.path.abspath(weights_path), ref_dir)
+    if '"' in name or "\n" in name:
+        raise UserError(f"{weights_path}: error: a weights file name may not contain quotes")
+    with atomic_open(weights_path, "wb") as wf:
+        write_text_atomically(
+            path, module_chunks(module, generic, debuginfo, ir_dir=ir_dir, weights=(wf, name))
+        )
 
 
 def write_text_atomically(path: str, chunks: Iterable[str] | str) -> None:

@@ -25,9 +25,12 @@ bits, so sign-extended bytes (0xFF for i4 -1) read the same.
 from __future__ import annotations
 
 import binascii
+import mmap
+import os
 import re
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -40,7 +43,18 @@ from xdsl.dialects.builtin import (
 from nnx.types import is_narrow, is_narrow_int, numpy_dtype_of, tensor_type_of
 
 _store: dict[str, np.ndarray] = {}
-_raw: dict[str, bytes] = {}
+_raw: dict[str, bytes | memoryview] = {}
+_external: dict[str, tuple[str, int, int]] = {}
+"""handle -> (absolute path of a weights file, byte offset, byte count): blobs that
+live in an external weights file (see `EXTERNAL_KEY`), mapped on first use."""
+
+EXTERNAL_KEY = "nnx_weights"
+"""The `external_resources` group naming blobs in a raw weights file:
+`{-# external_resources: { nnx_weights: { handle: "FILE:OFFSET:NBYTES", ... } } #-}`;
+FILE is relative to the directory of the IR file. MLIR tools keep unknown external
+resource groups as they are, so such IR still passes through mlir-opt."""
+
+WEIGHTS_ALIGN = 64
 _counter = 0
 
 _HANDLE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
@@ -58,7 +72,7 @@ def _fresh_handle(hint: str) -> str:
     while True:
         _counter += 1
         handle = f"{base}_{_counter}" if hint else f"blob_{_counter}"
-        if handle not in _store and handle not in _raw:
+        if not has_blob(handle):
             return handle
 
 
@@ -73,7 +87,18 @@ def register_array(array: np.ndarray, hint: str = "") -> DenseResourceAttr:
 
 
 def has_blob(handle: str) -> bool:
-    return handle in _store or handle in _raw
+    return handle in _store or handle in _raw or handle in _external
+
+
+def _external_bytes(handle: str) -> memoryview:
+    path, offset, nbytes = _external[handle]
+    if nbytes == 0:
+        return memoryview(b"")
+    try:
+        mm = np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=(nbytes,))
+    except (OSError, ValueError) as e:
+        raise ResourceError(f"dense_resource<{handle}>: cannot map {path}: {e}") from None
+    return memoryview(mm)
 
 
 def lookup_array(attr: DenseResourceAttr) -> np.ndarray:
@@ -84,6 +109,8 @@ def lookup_array(attr: DenseResourceAttr) -> np.ndarray:
     assert isinstance(ttype, TensorType)
     if arr is None:
         raw = _raw.pop(handle, None)
+        if raw is None and handle in _external:
+            raw = _external_bytes(handle)  # a read-only memory map: no copy, no decode
         if raw is None:
             raise ResourceError(f"dense_resource<{handle}> has no blob in the file")
         dtype = numpy_dtype_of(ttype.element_type)
@@ -128,6 +155,52 @@ def elements_value(attr: DenseResourceAttr | DenseIntOrFPElementsAttr) -> np.nda
 
 _ENTRY_RE = re.compile(rb'\s*,?\s*([A-Za-z_][A-Za-z0-9_.$-]*|"[^"\n]*")\s*:\s*"')
 _BUILTIN_RE = re.compile(rb"\bbuiltin\s*:\s*\{")
+_EXTERNAL_RE = re.compile(rb"\b" + EXTERNAL_KEY.encode() + rb"\s*:\s*\{")
+
+
+def _read_external_entries(data, pos: int, end: int, base_dir: str | None) -> int:
+    """Record the `handle: "FILE:OFFSET:NBYTES"` entries of the nnx_weights group."""
+    count = 0
+    sizes: dict[str, int] = {}
+    while True:
+        km = _ENTRY_RE.match(data, pos, end)
+        if km is None:
+            if bytes(data[pos:end]).lstrip(b" \t\r\n,").startswith(b"}"):
+                return count
+            raise ResourceError(f"{EXTERNAL_KEY}: expected 'name: \"FILE:OFFSET:NBYTES\"'")
+        key = km.group(1).decode("utf-8").strip('"')
+        close = data.find(b'"', km.end(), end)
+        if close < 0:
+            raise ResourceError(f"{EXTERNAL_KEY} '{key}': unterminated string")
+        value = bytes(data[km.end() : close]).decode("utf-8", "replace")
+        file, _, rest = value.rpartition(":")
+        file, _, off = file.rpartition(":")
+        try:
+            offset, nbytes = int(off), int(rest)
+        except ValueError:
+            offset = nbytes = -1
+        if not file or offset < 0 or nbytes < 0:
+            raise ResourceError(
+                f"{EXTERNAL_KEY} '{key}': expected \"FILE:OFFSET:NBYTES\", got \"{value}\""
+            )
+        path = os.path.normpath(os.path.join(base_dir or os.getcwd(), file))
+        if path not in sizes:
+            try:
+                sizes[path] = os.path.getsize(path)
+            except OSError as e:
+                raise ResourceError(
+                    f"{EXTERNAL_KEY} '{key}': cannot open weights file {file}: {e.strerror}"
+                ) from None
+        if offset + nbytes > sizes[path]:
+            raise ResourceError(
+                f"{EXTERNAL_KEY} '{key}': bytes {offset}..{offset + nbytes} lie beyond the "
+                f"end of {file} ({sizes[path]} bytes)"
+            )
+        _external[key] = (path, offset, nbytes)
+        _store.pop(key, None)
+        _raw.pop(key, None)
+        count += 1
+        pos = close + 1
 
 
 def _section_start(data: bytes) -> int:
@@ -146,7 +219,9 @@ def _section_start(data: bytes) -> int:
         pos += 3
 
 
-def split_resource_section(data: bytes | str) -> tuple[str, int]:
+def split_resource_section(
+    data: bytes | str | mmap.mmap, base_dir: str | None = None
+) -> tuple[str, int]:
     """Cut the trailing `{-# dialect_resources: {builtin: {...}} #-}` section off a
     file's contents and load its builtin blobs into the store.
 
@@ -154,6 +229,10 @@ def split_resource_section(data: bytes | str) -> tuple[str, int]:
     string (for BERT-base that alone saves seconds); `binascii.unhexlify` reads each
     blob straight from the buffer. Returns the IR text, with the section replaced by as
     many newlines so line numbers stay right, and the number of blobs read.
+
+    Blobs in an external weights file (`external_resources: { nnx_weights: ... }`) are
+    recorded, not read: `lookup_array` maps them when first used. Their file names are
+    relative to `base_dir` (the IR file's directory; the working directory if None).
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -166,11 +245,14 @@ def split_resource_section(data: bytes | str) -> tuple[str, int]:
     view = memoryview(data)
     count = 0
     newlines = 0
+    ext = _EXTERNAL_RE.search(data, start, end)
+    if ext is not None:
+        count += _read_external_entries(data, ext.end(), end, base_dir)
     m = _BUILTIN_RE.search(data, start, end)
     if m is None:
-        newlines = data.count(b"\n", start, end + 3)
+        newlines = data[start : end + 3].count(b"\n")
     else:
-        newlines += data.count(b"\n", start, m.end())
+        newlines += data[start : m.end()].count(b"\n")
         pos = m.end()
         while True:
             km = _ENTRY_RE.match(data, pos, end)
@@ -180,7 +262,7 @@ def split_resource_section(data: bytes | str) -> tuple[str, int]:
                     break
                 near = rest[:30].decode("utf-8", "replace")
                 raise ResourceError(f"resource section: expected 'name: \"0x...\"' near {near!r}")
-            newlines += data.count(b"\n", pos, km.end())
+            newlines += data[pos : km.end()].count(b"\n")
             key = km.group(1).decode("utf-8").strip('"')
             quote = km.end() - 1
             close = data.find(b'"', quote + 1, end)
@@ -204,7 +286,7 @@ def split_resource_section(data: bytes | str) -> tuple[str, int]:
             _store.pop(key, None)
             count += 1
             pos = close + 1
-        newlines += data.count(b"\n", pos, end + 3)
+        newlines += data[pos : end + 3].count(b"\n")
     text = data[:start].decode("utf-8") + "\n" * newlines + data[end + 3 :].decode("utf-8")
     return text, count
 
@@ -217,28 +299,86 @@ def used_handles(module_text: str) -> list[str]:
     return list(seen)
 
 
-def blob_hex(handle: str) -> str:
+def blob_bytes(handle: str) -> tuple[memoryview, int]:
+    """The raw bytes of a blob and their alignment (element size)."""
     arr = _store.get(handle)
     if arr is not None:
-        data = arr.tobytes(order="C")
-        align = max(arr.dtype.itemsize, 1)
-    else:
-        data = _raw[handle]
-        align = 4
+        data = np.ascontiguousarray(arr).reshape(-1) if arr.ndim else arr.reshape(1)
+        return memoryview(data.view(np.uint8)), max(arr.dtype.itemsize, 1)
+    if handle in _raw:
+        return memoryview(_raw[handle]), 4
+    return _external_bytes(handle), 4
+
+
+def blob_hex(handle: str) -> str:
+    data, align = blob_bytes(handle)
     return "0x" + struct.pack("<I", align).hex() + data.hex()
 
 
-def format_resource_section(handles: Iterable[str]) -> str:
-    """The `{-# dialect_resources ... #-}` text for `handles` ('' if none stored)."""
+HEX_CHUNK_BYTES = 1 << 21
+"""Blob bytes hex-encoded per text chunk: a 100 MB model costs no 200 MB string."""
+
+
+def resource_section_chunks(
+    handles: Iterable[str],
+    ir_dir: str | None = None,
+    weights: tuple[IO[bytes], str] | None = None,
+) -> Iterator[str]:
+    """The `{-# ... #-}` section for `handles`, as text chunks ('' if none stored).
+
+    * `weights=(file, path)`: every blob is appended to the open binary `file` (at
+      64-byte aligned offsets) and referred to from an `external_resources` group;
+      `path` is how the IR names the file (relative to `ir_dir`).
+    * otherwise blobs that came from an external weights file stay references to it
+      (relative to `ir_dir`, or absolute when `ir_dir` is None), and the others are
+      written inline as MLIR hex blobs in `dialect_resources`.
+    """
     entries = [h for h in handles if has_blob(h)]
     if not entries:
-        return ""
-    parts = ["\n{-#\n  dialect_resources: {\n    builtin: {\n"]
-    for i, h in enumerate(entries):
-        sep = "," if i + 1 < len(entries) else ""
-        parts.append(f'      {h}: "{blob_hex(h)}"{sep}\n')
-    parts.append("    }\n  }\n#-}\n")
-    return "".join(parts)
+        return
+    external: list[tuple[str, str]] = []
+    inline: list[str] = []
+    if weights is not None:
+        f, name = weights
+        for h in entries:
+            data, _ = blob_bytes(h)
+            pos = f.tell()
+            pad = -pos % WEIGHTS_ALIGN
+            if pad:
+                f.write(b"\0" * pad)
+                pos += pad
+            f.write(data)
+            external.append((h, f"{name}:{pos}:{len(data)}"))
+    else:
+        for h in entries:
+            if h in _external and h not in _store:
+                path, offset, nbytes = _external[h]
+                ref = os.path.relpath(path, ir_dir) if ir_dir is not None else path
+                external.append((h, f"{ref}:{offset}:{nbytes}"))
+            else:
+                inline.append(h)
+    yield "\n{-#\n"
+    if external:
+        yield f"  external_resources: {{\n    {EXTERNAL_KEY}: {{\n"
+        for i, (h, ref) in enumerate(external):
+            sep = "," if i + 1 < len(external) else ""
+            yield f'      {h}: "{ref}"{sep}\n'
+        yield "    }\n  }" + (",\n" if inline else "\n")
+    if inline:
+        yield "  dialect_resources: {\n    builtin: {\n"
+        for i, h in enumerate(inline):
+            data, align = blob_bytes(h)
+            yield f'      {h}: "0x' + struct.pack("<I", align).hex()
+            for k in range(0, len(data), HEX_CHUNK_BYTES):
+                yield data[k : k + HEX_CHUNK_BYTES].hex()
+            yield '"' + ("," if i + 1 < len(inline) else "") + "\n"
+        yield "    }\n  }\n"
+    yield "#-}\n"
+
+
+def format_resource_section(handles: Iterable[str], ir_dir: str | None = None) -> str:
+    """The whole section as one string (see `resource_section_chunks`)."""
+    return "".join(resource_section_chunks(handles, ir_dir))
 
 
 def handle_of(attr: DenseResourceAttr) -> str:

@@ -37,6 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--const-input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="bind a graph input to the value in FILE.npy: it becomes a "
                         "constant (folded), not a function argument (repeatable)")
+    p.add_argument("--weights-file", metavar="FILE", default=None,
+                   help="write the weights to this raw binary file, referred to from the "
+                        "IR (external_resources), instead of inline hex blobs: faster to "
+                        "read (memory-mapped) and half the size")
     p.add_argument("--print-op-generic", action="store_true",
                    help="print the generic op form")
     p.add_argument("--no-locations", action="store_true",
@@ -72,8 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from nnx.importer import import_onnx
         from nnx.importer.shapes import parse_input_shape
-        from nnx.importer.output import module_chunks
-        from nnx.ir_io import UserError, write_text_atomically
+        from nnx.ir_io import UserError, write_module
 
         try:
             shapes: dict[str, tuple[int, ...]] = {}
@@ -85,10 +88,13 @@ def main(argv: list[str] | None = None) -> int:
                 name, value = _load_const_input(spec)
                 consts[name] = value
             module = import_onnx(args.model, shapes, args.batch, consts)
-            chunks = module_chunks(
-                module, generic=args.print_op_generic, debuginfo=not args.no_locations
+            write_module(
+                module,
+                args.output,
+                weights_path=args.weights_file,
+                generic=args.print_op_generic,
+                debuginfo=not args.no_locations,
             )
-            write_text_atomically(args.output, chunks)
         except UserError as e:
             msg = str(e).strip().splitlines()[0] if str(e).strip() else "invalid input"
             print(f"{prog}: error: {msg}", file=sys.stderr)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import os
 import sys
 import time
 import traceback
@@ -685,11 +686,14 @@ class NnxOptMain(xDSLOptMain):
                 self.run_nodes(self.pipeline_nodes, module, filename)
             except _ChunkFailed:
                 return None
+            out = self.args.output_file
             return ir_io.module_to_text(
                 module,
                 generic=self.args.print_op_generic,
                 debuginfo=self.args.print_debuginfo,
                 properties_as_attributes=self.args.print_no_properties,
+                # external weights are named relative to the output file (else absolute)
+                ir_dir=os.path.dirname(os.path.abspath(out)) if out and out != "-" else None,
             )
 
     # ---- verification ------------------------------------------------------------
