@@ -765,22 +765,29 @@ def plan_cost(
     cost: Cost,
     orders: list[list[int]] | None = None,
     max_candidates: int = 6000,
+    kmin: int = 1,
+    amin: dict[int, int] | None = None,
 ) -> list[Step] | None:
     """The tiling (tile sizes, reduction chunk and loop order) with the smallest
     estimated time among those that fit: DMA time = transfers x fixed cost + bytes /
     bandwidth, where an input is reloaded only when its box changes between
     consecutive steps (so the loop order decides which operand stays resident);
     compute time = steps x fixed cost + work; time = max(DMA, compute) + min(...)/steps
-    (the pipeline's fill). None when nothing fits (the caller falls back to `plan`)."""
+    (the pipeline's fill). Reduction chunks are at least `kmin` long (fewer, larger MPU
+    instructions). None when nothing fits (the caller falls back to `plan`)."""
     axes = list(rule.axes)
     if not axes and not rule.k_extent:
         return None
     orders = orders or [axes]
     rel, nout = _relevance(rule)
     chains = {a: _chain(rule, a) for a in axes}
+    for a, m in (amin or {}).items():
+        if a in chains:
+            keep = [c for c in chains[a] if c >= m]
+            chains[a] = keep or chains[a][:1]
     kchain = [rule.k_extent]
     if rule.k_extent:
-        while kchain[-1] > 1:
+        while kchain[-1] > 1 and (kchain[-1] + 1) // 2 >= kmin:
             kchain.append((kchain[-1] + 1) // 2)
     combos: list[dict[int, int]] = [{}]
     for i, a in enumerate(axes):

@@ -828,7 +828,19 @@ class Lowering:
                     macs / mpu.throughput, 1, PLAN_UNITS)
         axes = list(rule.axes)
         orders = [axes] + [[b for b in axes if b != a] + [a] for a in axes[:-1]]
-        return plan_cost(rule, need, self.caps, cost, orders)
+        # the target's preferred MPU tile bounds the output-channel (N) and row (M)
+        # tiles from below: fewer, larger MPU instructions
+        r = len(rule.out_shape)
+        if rule.kind == "Conv":
+            amin = {1: t.tiling.mpu_n}
+        elif rule.kind == "Gemm":
+            amin = {0: t.tiling.mpu_m, 1: t.tiling.mpu_n}
+        else:
+            amin = {r - 2: t.tiling.mpu_m, r - 1: t.tiling.mpu_n}
+        steps = plan_cost(rule, need, self.caps, cost, orders, kmin=max(1, t.tiling.mpu_k), amin=amin)
+        if steps is None:
+            steps = plan_cost(rule, need, self.caps, cost, orders)
+        return steps
 
     def load_slot(self, slot: Slot, src: Tensor, box: Box, key) -> tuple[Tile, bool]:
         """The cache tile of `box` of `src` in `slot`, loading it unless already there."""
