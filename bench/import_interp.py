@@ -5,6 +5,8 @@ loading included):
   * nnx-import vs iree-import-onnx (PyPI iree-base-compiler, in cache/iree-venv),
   * nnx-opt round-trip (parse + verify + print) of the imported IR,
   * nnx-run --interpret vs an onnxruntime process that loads the model and runs it once,
+    both from the self-contained IR (inline hex blobs) and from IR with an external
+    weights file (`nnx-import --weights-file`, memory-mapped),
 and checks that nnx's outputs match onnxruntime's (max |a-b| / max|b| <= 1e-4).
 Prints the ratios. Usage: .venv/bin/python bench/import_interp.py [resnet50 bert-base]
 """
@@ -77,34 +79,43 @@ def bench(name: str) -> dict[str, float]:
     row: dict[str, float] = {}
     row["ort"] = min(timed([sys.executable, "-c", ORT_SCRIPT, str(path), str(work / "ref.npz"), *inputs]) for _ in range(2))
     mlir = work / "model.mlir"
-    row["import"] = timed([str(BIN / "nnx-import"), str(path), "-o", str(mlir)])
+    row["import"] = timed([str(BIN / "nnx-import"), str(path), "-o", str(mlir), "--inline-weights"])
     if IREE.exists():
         row["iree"] = timed([str(IREE), str(path), "-o", str(work / "iree.mlir")])
     row["roundtrip"] = timed([str(BIN / "nnx-opt"), str(mlir), "-o", str(work / "rt.mlir")])
-    outdir = work / "out"
-    args = [str(BIN / "nnx-run"), "--interpret", str(mlir), "--output-dir", str(outdir)]
-    for s in inputs:
-        args += ["--input", s]
-    row["interp"] = timed(args)
+    ext = work / "model.ext.mlir"
+    row["import_ext"] = timed([str(BIN / "nnx-import"), str(path), "-o", str(ext),
+                               "--weights-file", str(work / "model.weights")])
+    row["roundtrip_ext"] = timed([str(BIN / "nnx-opt"), str(ext), "-o", str(work / "rt.ext.mlir")])
     ref = np.load(work / "ref.npz")
     m = onnx.load(str(path), load_external_data=False)
     worst = 0.0
-    for i, o in enumerate(m.graph.output):
-        got = np.load(outdir / f"{o.name}.npy")
-        want = ref[f"arr_{i}"]
-        worst = max(worst, float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30)))
+    for key, ir in (("interp", mlir), ("interp_ext", ext)):
+        outdir = work / f"out_{key}"
+        args = [str(BIN / "nnx-run"), "--interpret", str(ir), "--output-dir", str(outdir)]
+        for s in inputs:
+            args += ["--input", s]
+        row[key] = timed(args)
+        for i, o in enumerate(m.graph.output):
+            got = np.load(outdir / f"{o.name}.npy")
+            want = ref[f"arr_{i}"]
+            worst = max(worst, float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30)))
     row["rel_err"] = worst
     return row
 
 
 def main() -> int:
     names = sys.argv[1:] or ["resnet50", "bert-base"]
-    print(f"{'model':10} {'ort s':>7} {'import s':>9} {'iree s':>7} {'imp/iree':>9} {'rt s':>6} {'interp s':>9} {'interp/ort':>10} {'rel err':>9}")
+    print("inline = self-contained IR (hex blobs); ext = IR + weights file (--weights-file)")
+    print(f"{'model':10} {'ort s':>6} {'iree s':>7} {'imp/iree':>9} {'ext imp/iree':>12} "
+          f"{'rt s':>6} {'ext rt s':>8} {'interp/ort':>10} {'ext interp/ort':>14} {'rel err':>8}")
     for n in names:
         r = bench(n)
         iree = r.get("iree", float("nan"))
-        print(f"{n:10} {r['ort']:7.2f} {r['import']:9.2f} {iree:7.2f} {r['import'] / iree:9.2f} "
-              f"{r['roundtrip']:6.2f} {r['interp']:9.2f} {r['interp'] / r['ort']:10.2f} {r['rel_err']:9.1e}")
+        print(f"{n:10} {r['ort']:6.2f} {iree:7.2f} {r['import'] / iree:9.2f} {r['import_ext'] / iree:12.2f} "
+              f"{r['roundtrip']:6.2f} {r['roundtrip_ext']:8.2f} {r['interp'] / r['ort']:10.2f} "
+              f"{r['interp_ext'] / r['ort']:14.2f} {r['rel_err']:8.1e}")
+        print(f"{'':10} seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items() if k != "rel_err"), flush=True)
     return 0
 
 

@@ -310,6 +310,24 @@ def blob_bytes(handle: str) -> tuple[memoryview, int]:
     return _external_bytes(handle), 4
 
 
+def blob_nbytes(handle: str) -> int:
+    if handle in _store:
+        return int(_store[handle].nbytes)
+    if handle in _raw:
+        return len(_raw[handle])
+    return _external[handle][2] if handle in _external else 0
+
+
+def module_handles(op) -> list[str]:
+    """Handles of the dense_resource values that `op` and the ops inside it use."""
+    seen: dict[str, None] = {}
+    for o in op.walk():
+        for a in (*o.properties.values(), *o.attributes.values()):
+            if isinstance(a, DenseResourceAttr):
+                seen.setdefault(handle_of(a), None)
+    return list(seen)
+
+
 def blob_hex(handle: str) -> str:
     data, align = blob_bytes(handle)
     return "0x" + struct.pack("<I", align).hex() + data.hex()

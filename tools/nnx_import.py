@@ -37,15 +37,44 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--const-input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="bind a graph input to the value in FILE.npy: it becomes a "
                         "constant (folded), not a function argument (repeatable)")
-    p.add_argument("--weights-file", metavar="FILE", default=None,
+    w = p.add_mutually_exclusive_group()
+    w.add_argument("--weights-file", metavar="FILE", default=None,
                    help="write the weights to this raw binary file, referred to from the "
                         "IR (external_resources), instead of inline hex blobs: faster to "
-                        "read (memory-mapped) and half the size")
+                        "read (memory-mapped) and half the size. Default: inline, unless "
+                        f"they exceed {AUTO_EXTERNAL_BYTES >> 20} MiB and -o names a file: "
+                        "then OUT.weights beside it")
+    w.add_argument("--inline-weights", action="store_true",
+                   help="always write the weights inline (one self-contained file)")
     p.add_argument("--print-op-generic", action="store_true",
                    help="print the generic op form")
     p.add_argument("--no-locations", action="store_true",
                    help="do not print op locations (the ONNX node names)")
     return p
+
+
+AUTO_EXTERNAL_BYTES = 64 << 20
+"""Above this many bytes of weights nnx-import writes them to OUT.weights by default
+(as ONNX moves large models' tensors to external data): reading 2 bytes of hex per
+weight byte would dominate every later tool's run time."""
+
+
+def _weights_path(args, module) -> str | None:
+    if args.weights_file is not None:
+        return args.weights_file
+    if args.inline_weights or args.output == "-":
+        return None
+    from nnx import resources
+
+    total = sum(resources.blob_nbytes(h) for h in resources.module_handles(module))
+    if total <= AUTO_EXTERNAL_BYTES:
+        return None
+    import os
+
+    path = os.path.splitext(args.output)[0] + ".weights"
+    if os.path.abspath(path) == os.path.abspath(args.output):
+        path = args.output + ".weights"
+    return path
 
 
 def _load_const_input(spec: str):
@@ -91,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             write_module(
                 module,
                 args.output,
-                weights_path=args.weights_file,
+                weights_path=_weights_path(args, module),
                 generic=args.print_op_generic,
                 debuginfo=not args.no_locations,
             )

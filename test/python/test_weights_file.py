@@ -86,3 +86,20 @@ def test_generic_form_with_weights_file_parses_in_mlir(imported):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "nnx_weights" in r.stdout  # MLIR keeps the external resource group
+
+
+def test_large_models_get_a_weights_file_by_default(tmp_path: Path, monkeypatch):
+    """Above AUTO_EXTERNAL_BYTES the weights go to OUT.weights unless --inline-weights."""
+    from nnx.tools import nnx_import
+
+    monkeypatch.setattr(nnx_import, "AUTO_EXTERNAL_BYTES", 1024)  # tiny_cnn has ~4 KB
+    out = tmp_path / "m.mlir"
+    assert nnx_import.main([str(MODEL), "--batch", "1", "-o", str(out)]) == 0
+    assert (tmp_path / "m.weights").exists() and "nnx_weights" in out.read_text()
+    inline = tmp_path / "i.mlir"
+    assert nnx_import.main([str(MODEL), "--batch", "1", "-o", str(inline), "--inline-weights"]) == 0
+    assert not (tmp_path / "i.weights").exists() and "dialect_resources" in inline.read_text()
+    monkeypatch.setattr(nnx_import, "AUTO_EXTERNAL_BYTES", 1 << 30)
+    small = tmp_path / "s.mlir"
+    assert nnx_import.main([str(MODEL), "--batch", "1", "-o", str(small)]) == 0
+    assert not (tmp_path / "s.weights").exists()
