@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
-from contextlib import ExitStack
 
 
 def _blas_threads() -> None:
@@ -52,6 +50,8 @@ _blas_threads()
 
 import numpy as np  # noqa: E402
 
+from nnx.named_arrays import NamedArrayError, load_inputs, write_outputs  # noqa: E402
+
 PROG = "nnx-run"
 
 
@@ -61,14 +61,6 @@ class _Fail(Exception):
 
 class _Done(Exception):
     """A user mistake whose message is already a full diagnostic line."""
-
-
-def safe_name(name: str) -> str:
-    """A file name for an output name: chars outside [A-Za-z0-9_.-] become `_`."""
-    s = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    if s in ("", ".", ".."):
-        s = s.replace(".", "_") or "_"
-    return s
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _interpret(args)
-    except _Fail as e:
+    except (_Fail, NamedArrayError) as e:
         print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
         return 1
     except _Done as e:
@@ -132,28 +124,6 @@ def _simulate(argv: list[str]) -> int:
     return int(sim_main(argv) or 0)
 
 
-def _load_inputs(specs: list[str]) -> dict[str, np.ndarray]:
-    out: dict[str, np.ndarray] = {}
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path:
-            raise _Fail(f"--input expects NAME=FILE.npy, got '{spec}'")
-        if name in out:
-            raise _Fail(f"input '{name}' given twice")
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except FileNotFoundError:
-            raise _Fail(f"{path}: no such file (input '{name}')") from None
-        except OSError as e:
-            raise _Fail(f"{path}: cannot read: {e.strerror or e}") from None
-        except ValueError as e:
-            raise _Fail(f"{path}: not a .npy array file ({str(e).splitlines()[0]})") from None
-        if not isinstance(arr, np.ndarray):
-            raise _Fail(f"{path}: holds several arrays (.npz); give one .npy per input")
-        out[name] = arr
-    return out
-
-
 def _interpret(args: argparse.Namespace) -> int:
     from xdsl.utils.exceptions import VerifyException
 
@@ -165,7 +135,7 @@ def _interpret(args: argparse.Namespace) -> int:
     )
     from nnx.ir_io import UserError, read_module
 
-    inputs = _load_inputs(args.input)
+    inputs = load_inputs(args.input)
     try:
         module = read_module(args.file)
     except UserError as e:
@@ -184,35 +154,11 @@ def _interpret(args: argparse.Namespace) -> int:
         raise _Fail(f"{args.file}: {e}") from None
     names = output_names(func)
     if args.output_dir:
-        _write_outputs(args.output_dir, names, list(results.values()))
+        write_outputs(args.output_dir, dict(zip(names, results.values())))
     if args.print or not args.output_dir:
         for name, arr in zip(names, results.values()):
             print(_summary(name, arr))
     return 0
-
-
-def _write_outputs(directory: str, names: list[str], arrays: list[np.ndarray]) -> None:
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as e:
-        raise _Fail(f"{directory}: cannot create the output directory: {e.strerror}") from None
-    files = [safe_name(n) + ".npy" for n in names]
-    seen: dict[str, int] = {}
-    for i, f in enumerate(files):
-        if f in seen:
-            raise _Fail(
-                f"outputs '{names[seen[f]]}' and '{names[i]}' map to the same file {f}"
-            )
-        seen[f] = i
-    from nnx.atomic_file import atomic_open
-
-    try:
-        with ExitStack() as stack:  # all outputs appear, or none
-            for f, arr in zip(files, arrays):
-                fh = stack.enter_context(atomic_open(os.path.join(directory, f), "wb"))
-                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-    except OSError as e:
-        raise _Fail(f"{directory}: cannot write outputs: {e.strerror}") from None
 
 
 def _summary(name: str, a: np.ndarray) -> str:

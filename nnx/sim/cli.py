@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 
-import numpy as np
 
 from nnx.atomic_file import atomic_open
+from nnx.named_arrays import NamedArrayError, load_inputs, write_outputs
 
 from nnx.sim.asm import AsmError, read_program
 from nnx.sim.memory import SimError
@@ -48,26 +48,6 @@ def _atomic_write(path: str, write) -> None:
         write(f)
 
 
-def _read_inputs(specs: list[str]) -> dict[str, np.ndarray]:
-    out: dict[str, np.ndarray] = {}
-    for spec in specs:
-        name, eq, path = spec.partition("=")
-        if not eq or not name or not path:
-            raise _Usage(f"--input expects NAME=FILE.npy, got '{spec}'")
-        if name in out:
-            raise _Usage(f"--input {name} given twice")
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except OSError as e:
-            raise _Usage(f"--input {name}: cannot read {path}: {e.strerror or e}") from None
-        except ValueError as e:
-            raise _Usage(f"--input {name}: {path} is not a .npy array file ({e})") from None
-        if not isinstance(arr, np.ndarray):
-            raise _Usage(f"--input {name}: {path} holds several arrays, expected one .npy array")
-        out[name] = arr
-    return out
-
-
 def run(argv: list[str] | None = None) -> int:
     from nnx.sim.report import build_report, report_json
     from nnx.sim.simulator import Simulator
@@ -76,7 +56,7 @@ def run(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         target = load_target(args.target)
-        inputs = _read_inputs(args.input)
+        inputs = load_inputs(args.input)
         program = read_program(args.program)
         sim = Simulator(program, target, record_events=True)
         try:
@@ -85,19 +65,14 @@ def run(argv: list[str] | None = None) -> int:
             raise _Usage(e.msg) from None
         report = build_report(result, target, samples=max(2, args.samples))
         if args.output_dir:
-            try:
-                os.makedirs(args.output_dir, exist_ok=True)
-            except OSError as e:
-                raise _Usage(f"--output-dir {args.output_dir}: {e.strerror}") from None
-            for name, arr in result.outputs.items():
-                _atomic_write(os.path.join(args.output_dir, f"{name}.npy"), lambda f, a=arr: np.save(f, a))
+            write_outputs(args.output_dir, result.outputs)
         if args.report:
             text = report_json(report).encode()
             _atomic_write(args.report, lambda f: f.write(text))
         if args.trace:
             text = trace_json(build_trace(result, target, report)).encode()
             _atomic_write(args.trace, lambda f: f.write(text))
-    except _Usage as e:
+    except (_Usage, NamedArrayError) as e:
         print(f"nnx-run: error: {e}", file=sys.stderr)
         return 1
     except (AsmError, TargetError) as e:

@@ -25,7 +25,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from nnx.interp.interpreter import InterpError, run_module
 from nnx.ir_io import parse_module_text
-from nnx.tools.nnx_run import main as nnx_run, safe_name
+from nnx.named_arrays import safe_name
+from nnx.tools.nnx_run import main as nnx_run
 
 BIN = Path(sys.executable).parent
 REL_TOL = 1e-4
