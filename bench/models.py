@@ -9,22 +9,19 @@ models (NOTES.md).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 CACHE = Path(__file__).resolve().parent.parent / "cache" / "bench-models"
 
 
 def _randomise(model) -> None:
-    import torch
+    """BatchNorm statistics and biases drawn at random, as in trained models (the
+    test model zoo's rule: one definition for tests and benchmarks)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "python"))
+    from model_zoo import _randomise as randomise
 
-    g = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.1, 0.1, generator=g)
-                m.running_var.uniform_(0.5, 1.5, generator=g)
-                m.weight.uniform_(0.5, 1.5, generator=g)
-                m.bias.uniform_(-0.1, 0.1, generator=g)
+    randomise(model)
 
 
 def _resnet50():
