@@ -1,6 +1,6 @@
 """The `chip` dialect: the instructions of the nnx accelerator as ops.
 
-One op per instruction of the ISA (nnx/sim/isa.py has the rules, README_chip.md the
+One op per instruction of the ISA (nnx/sim/isa.py has the rules, README.md ("The accelerator") the
 reference), inside a `chip.program` region op. Addresses are static: every operand is
 a `#chip.tile<SPACE:ADDR, DIMSxTYPE[, [STRIDES]]>` attribute naming a typed (optionally
 strided, strides in elements) range of the storage unit `S` or of the input neuron

@@ -1,4 +1,5 @@
-"""The nnx demo: import the bundled model, optimise it, interpret it, print the result.
+"""The nnx demo: import the bundled model, optimise and interpret it, compile it for the
+accelerator and run it on the reference simulator, printing the results.
 
 Runs the real command-line tools one after another, as a user would, and shows each
 command. Usage: python examples/demo.py [MODEL.onnx]  (default: examples/tiny_cnn.onnx)
@@ -44,6 +45,24 @@ def main() -> int:
     result = np.load(out / "out" / "probs.npy")
     print("\nprobs =", np.array2string(result, precision=4))
     print("top class:", int(result.argmax()))
+
+    prog = out / "model.s"
+    step("compile it for the accelerator (embedded default target)",
+         [str(BIN / "nnx-compile"), str(model), "--batch", "1", "-o", str(prog)])
+    print("".join(prog.read_text().splitlines(True)[:12]) + "...")
+    step("run it on the reference simulator",
+         [str(BIN / "nnx-run"), str(prog), "--input", f"image={out / 'image.npy'}",
+          "--output-dir", str(out / "sim"), "--report", str(out / "report.json"),
+          "--trace", str(out / "trace.json")])
+    import json
+
+    report = json.loads((out / "report.json").read_text())
+    sim = np.load(out / "sim" / "probs.npy")
+    print(f"\nsimulated: {report['cycles']} cycles, {report['macs']} MACs, "
+          f"{report['bytes_moved']} bytes moved; per unit busy cycles: "
+          + ", ".join(f"{u} {v['busy_cycles']}" for u, v in report["units"].items()))
+    print(f"simulator and interpreter agree: max |diff| {float(np.max(np.abs(sim - result))):.2e}")
+    print(f"trace for ui.perfetto.dev: {out / 'trace.json'}")
     try:
         import onnxruntime as ort
     except ImportError:

@@ -1,6 +1,6 @@
 """The chip description: one source of truth for passes, the cost model and the simulator.
 
-A target file (TOML, see targets/default.toml and README_chip.md) describes the
+A target file (TOML, see targets/default.toml and README.md ("The accelerator")) describes the
 accelerator of seed 004 -- storage unit and DMA, instruction cache and instruction
 control unit, mapping unit, input neuron cache, weight cache, operation unit, output
 cache -- with the parallel unit types of seed 000 (DAU memory access, MPU
@@ -172,7 +172,7 @@ DEFAULT_TARGET_TOML = """# nnx default target: the sparse neural-network operati
 # unit, DMA, instruction cache, instruction control unit, mapping unit, input neuron
 # cache, weight cache, operation unit, output cache) with the parallel unit types of
 # seed 000 (DAU memory access, MPU matrix/conv, VPU vector). Every key is required;
-# README_chip.md documents each one. Sizes are bytes, times are cycles.
+# README.md ("The accelerator") documents each one. Sizes are bytes, times are cycles.
 
 [target]
 name = "nnx-default"

@@ -1,6 +1,6 @@
 """The nnx assembly text: printer and assembler (parser) with `file:line` diagnostics.
 
-One instruction per line (README_chip.md has the full reference):
+One instruction per line (README.md ("The accelerator") has the full reference):
 
     ; comment
     .target nnx-default                      ; informative
@@ -107,7 +107,7 @@ def format_instr(ins: Instr) -> str:
 
 
 def format_program(prog: Program) -> str:
-    out = ["; nnx assembly (README_chip.md)"]
+    out = ["; nnx assembly (README.md, \"The accelerator\")"]
     if prog.target:
         out.append(f".target {prog.target}")
     out.append(f".storage {prog.storage_bytes}")
