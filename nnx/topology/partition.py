@@ -12,7 +12,7 @@ import numpy as np
 from .bisect import recursive_bisection
 from .coarsen import coarsen
 from .graph import Graph
-from .refine import refine
+from .refine import refine, repair_fragments
 
 
 class MappingError(ValueError):
@@ -39,11 +39,15 @@ class PartitionOptions:
     fill: float = 0.97              # auto group count: ceil(total / (fill * capacity))
     groups: int | None = None       # explicit number of groups (proportional split)
     joint: bool = False             # partition and place at once (place.bisect_on_mesh)
+    repair: bool = True             # fragment repair at every uncoarsening level (nnx)
+    local_balance: bool = True      # overflow cascades to adjacent parts, no teleport (nnx)
+    cascade_rounds: int = 30        # extra refinement rounds while a part is over capacity
 
     @classmethod
     def seed(cls, **kw) -> "PartitionOptions":
         base = dict(matching="heaviest", split="halving", bisect_refine="none",
-                    frontier_only=False, balance=False, joint=False)
+                    frontier_only=False, balance=False, joint=False, repair=False,
+                    local_balance=False)
         base.update(kw)
         return cls(**base)
 
@@ -122,8 +126,28 @@ def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
     graphs = [g] + [lv.graph for lv in levels]
     for li in range(len(levels), -1, -1):
         gg = graphs[li]
+        if opts.repair:
+            repair_fragments(gg, part, nparts, capacity)
         refine(gg, part, nparts, capacity, passes=opts.refine_passes, balance=opts.balance,
-               rng=rng)
+               rng=rng, teleport=not opts.local_balance)
+        if opts.balance and opts.local_balance:
+            # overflow cascades over adjacent parts: more sweeps while any part is
+            # over (cheap: only the over parts' vertices and the movers' neighbours
+            # are visited)
+            for _ in range(opts.cascade_rounds):
+                fl = np.bincount(part, weights=gg.vsize, minlength=nparts)
+                if fl.max(initial=0) <= capacity:
+                    break
+                if not refine(gg, part, nparts, capacity, passes=opts.refine_passes,
+                              balance=True, rng=rng, teleport=False):
+                    break
+        if li == 0 and opts.balance and opts.local_balance:
+            # last resort at the finest level only: whatever overflow could not
+            # cascade to a neighbouring part goes to the lightest part anywhere
+            fl = np.bincount(part, weights=gg.vsize, minlength=nparts)
+            if fl.max(initial=0) > capacity:
+                refine(gg, part, nparts, capacity, passes=opts.refine_passes, balance=True,
+                       rng=rng, teleport=True)
         if li > 0:
             part = part[levels[li - 1].cmap]
         if progress:

@@ -11,7 +11,7 @@ from .graph import Graph
 
 @nb.njit(cache=True)
 def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, balance,
-            core_x, core_y, hop_weight, hop_all):
+            core_x, core_y, hop_weight, hop_all, teleport):
     """Seed paragraphs 79-80, in numba.
 
     For vertex v in part i, W_k = weight of v's edges into part k; moving v to
@@ -27,7 +27,12 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
     cores of the parts) to the cost, with parts already placed at
     (core_x, core_y). ``hop_all`` evaluates the hop term for every candidate
     part (otherwise only for cut-neutral or better ones, which cannot dissolve a
-    group's stray fragment far from the rest of it).
+    group's stray fragment far from the rest of it). Without ``teleport`` an
+    over-capacity part whose neighbouring parts are all full does not send the
+    vertex to the lightest part anywhere (which leaves a far fragment) but to the
+    cheapest neighbouring part that is lighter than it even after the move, so
+    overflow cascades along adjacent parts (the sum of squared loads falls with
+    every such move, so it terminates).
     """
     n = indptr.shape[0] - 1
     k = load.shape[0]
@@ -44,10 +49,10 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
         moved = 0
         for t in range(n):
             v = perm[t]
-            if not active[v]:
+            p = part[v]
+            if not active[v] and not (balance and load[p] > cap):
                 continue
             active[v] = 0
-            p = part[v]
             nt = 0
             for j in range(indptr[v], indptr[v + 1]):
                 q = part[indices[j]]
@@ -64,6 +69,8 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
             # candidate costs; the hop term (if any) only for cut-neutral or
             # better candidates, which keeps the sweep O(degree) per vertex
             nc = 0
+            gbest = -1
+            gcost = 0.0
             for a in range(nt):
                 q = lst[a]
                 if q == p:
@@ -80,6 +87,10 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
                 cl[nc] = q
                 cst[nc] = c
                 nc += 1
+                if over and not teleport and load[q] + vsize[v] < load[p] and (
+                        gbest < 0 or c < gcost):
+                    gbest = q
+                    gcost = c
             sv = vsize[v]
             target = -1
             # lowest cost first, next lowest when it does not fit (selection,
@@ -98,7 +109,9 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
                 nc -= 1
                 cl[bi] = cl[nc]
                 cst[bi] = cst[nc]
-            if target < 0 and over:
+            if target < 0 and over and not teleport:
+                target = gbest
+            if target < 0 and over and teleport:
                 best = -1
                 bl = cap + 1
                 for q in range(k):
@@ -121,7 +134,7 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
 
 def refine(g: Graph, part: np.ndarray, nparts: int, capacity: int, *, passes: int = 8,
            balance: bool = True, rng: np.random.Generator, core_of_part=None, mesh_w: int = 1,
-           hop_weight: float = 0.0, hop_all: bool = False) -> int:
+           hop_weight: float = 0.0, hop_all: bool = False, teleport: bool = True) -> int:
     """Refine ``part`` (int64, in place) on graph ``g``; returns the number of moves.
 
     ``passes`` bounds the repetitions of the random-order sweep (paragraph 80:
@@ -136,4 +149,112 @@ def refine(g: Graph, part: np.ndarray, nparts: int, capacity: int, *, passes: in
         cx = (np.asarray(core_of_part) % mesh_w).astype(np.int64)
         cy = (np.asarray(core_of_part) // mesh_w).astype(np.int64)
     return int(_refine(g.indptr, g.indices, g.eweight, g.vsize, part, load, int(capacity), perm,
-                       passes, balance, cx, cy, float(hop_weight), bool(hop_all)))
+                       passes, balance, cx, cy, float(hop_weight), bool(hop_all),
+                       bool(teleport)))
+
+
+@nb.njit(cache=True)
+def _find(par, a):
+    while par[a] != a:
+        par[a] = par[par[a]]
+        a = par[a]
+    return a
+
+
+@nb.njit(cache=True)
+def _repair_fragments(indptr, indices, eweight, vsize, part, load, cap, strong_frac, max_size):
+    """Move every small connected piece of a part to the neighbouring part it is
+    most strongly attached to (nnx; see :func:`repair_fragments`)."""
+    n = indptr.shape[0] - 1
+    k = load.shape[0]
+    maxw = np.zeros(n, dtype=np.float64)
+    for v in range(n):
+        for j in range(indptr[v], indptr[v + 1]):
+            if eweight[j] > maxw[v]:
+                maxw[v] = eweight[j]
+    # components of every part's induced subgraph on strong edges (union-find)
+    par = np.arange(n)
+    for v in range(n):
+        pv = part[v]
+        for j in range(indptr[v], indptr[v + 1]):
+            u = indices[j]
+            if u <= v or part[u] != pv:
+                continue
+            if eweight[j] < strong_frac * min(maxw[v], maxw[u]):
+                continue
+            a = _find(par, v)
+            b = _find(par, u)
+            if a != b:
+                par[a] = b
+    root = np.empty(n, dtype=np.int64)
+    csize = np.zeros(n, dtype=np.int64)
+    for v in range(n):
+        r = _find(par, v)
+        root[v] = r
+        csize[r] += vsize[v]
+    # the largest piece of every part stays
+    big = np.full(k, -1, dtype=np.int64)
+    for v in range(n):
+        if root[v] == v:
+            p = part[v]
+            if big[p] < 0 or csize[v] > csize[big[p]]:
+                big[p] = v
+    order = np.argsort(root, kind="mergesort")
+    acc = np.zeros(k, dtype=np.float64)
+    stamp = np.full(k, -1, dtype=np.int64)
+    lst = np.empty(k, dtype=np.int64)
+    moved = 0
+    a = 0
+    while a < n:
+        r = root[order[a]]
+        b = a
+        while b < n and root[order[b]] == r:
+            b += 1
+        p = part[order[a]]
+        if big[p] != r and csize[r] <= max_size:
+            nt = 0
+            for t in range(a, b):
+                v = order[t]
+                for j in range(indptr[v], indptr[v + 1]):
+                    u = indices[j]
+                    if root[u] == r:
+                        continue
+                    q = part[u]
+                    if stamp[q] != r:
+                        stamp[q] = r
+                        acc[q] = 0.0
+                        lst[nt] = q
+                        nt += 1
+                    acc[q] += eweight[j]
+            wp = acc[p] if stamp[p] == r else 0.0
+            best = -1
+            bw = wp
+            for c in range(nt):
+                q = lst[c]
+                if q != p and acc[q] > bw:
+                    bw = acc[q]
+                    best = q
+            if best >= 0:
+                for t in range(a, b):
+                    part[order[t]] = best
+                load[p] -= csize[r]
+                load[best] += csize[r]
+                moved += b - a
+        a = b
+    return moved
+
+
+def repair_fragments(g: Graph, part: np.ndarray, nparts: int, capacity: int, *,
+                     strong_frac: float = 0.3, max_frac: float = 0.5) -> int:
+    """Fragment repair (nnx): split every part into the connected components of
+    its induced subgraph on *strong* edges (weight >= ``strong_frac`` x the
+    lighter end's heaviest edge, so that the weak random synapses that join far
+    pieces do not count) and move each piece but the largest, if it is at most
+    ``max_frac`` x capacity, to the part it has the most edge weight to (when that
+    beats its own part). Capacity is NOT enforced here: the receiving part may
+    exceed it; the following :func:`refine` with ``balance`` sheds the overflow
+    to adjacent parts. Returns the number of vertices moved."""
+    load = np.bincount(part, weights=g.vsize, minlength=nparts).astype(np.int64)
+    return int(_repair_fragments(g.indptr, g.indices, g.eweight, g.vsize, part, load,
+                                 int(capacity), float(strong_frac),
+                                 int(max_frac * capacity)))
