@@ -72,6 +72,6 @@ def write_outputs(directory: str, outputs: Mapping[str, np.ndarray]) -> None:
         with ExitStack() as stack:
             for f, arr in zip(files, outputs.values()):
                 fh = stack.enter_context(atomic_open(os.path.join(directory, f), "wb"))
-                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+                np.save(fh, np.asarray(arr, order="C"), allow_pickle=False)  # 0-d stays 0-d
     except OSError as e:
         raise NamedArrayError(f"{directory}: cannot write outputs: {e.strerror}") from None

@@ -199,13 +199,16 @@ def _constant_op(arr: np.ndarray, name: str) -> Operation:
 def _inline_ok(arr: np.ndarray) -> bool:
     """Whether xDSL prints `arr` as `dense<...>` text that parses back to the same bits.
 
-    The ml_dtypes floats (bf16, f8, f6, f4) are printed in decimal, which is exact for
-    finite values but not for NaN/Inf (xDSL's hex form of those is wrong for f8E8M0FNU):
-    such constants go to a blob instead.
+    Floats are printed in decimal, which is exact for finite values but not for
+    NaN/Inf: xDSL prints those as a hex bit pattern (`dense<0xff800000>`) that its own
+    parser reads back as the *integer* 4286578688 (and its hex form is wrong for
+    f8E8M0FNU). Such constants (e.g. the -inf of attention masks) go to a blob instead.
     """
-    if not is_narrow_float(arr.dtype):
-        return True
-    return bool(np.all(np.isfinite(arr.astype(np.float32))))
+    if is_narrow_float(arr.dtype):
+        return bool(np.all(np.isfinite(arr.astype(np.float32))))
+    if arr.dtype.kind in "fc":
+        return bool(np.all(np.isfinite(arr)))
+    return True
 
 
 def _dense(arr: np.ndarray) -> DenseIntOrFPElementsAttr:

@@ -202,7 +202,10 @@ def infer_types(
             g.input.append(
                 make_value_info(name, TypeInfo(onnx_elem_of(arr.dtype), arr.shape))
             )
+    declared = {vi.name for vi in g.input} | {t.name for t in g.initializer}
     for vi in outputs:
+        if vi.name in declared:
+            continue  # an output that is an input or a (folded) constant: typed already
         # only the element type: a declared dynamic shape must not mask the inferred one
         elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
         g.output.append(helper.make_tensor_value_info(vi.name, elem, None))

@@ -333,3 +333,420 @@ _EXPORTERS = {
     "bert_2layer": _bert_2layer,
     "gpt2_2layer": _gpt2_2layer,
 }
+
+
+# --------------------------------------------------------------------------------------
+# real-exports sweep (issue 2): many architectures x exporters x opsets
+# --------------------------------------------------------------------------------------
+#
+#     path = get_export("vit", "ts", 17)        # TorchScript exporter, opset 17
+#     path = get_export("llama", "dynamo", 18)  # dynamo exporter (needs onnxscript)
+#     feeds = sweep_inputs("vit")
+#
+# Every model is exported with dynamic batch (and sequence, for token models) axes, so
+# importing it at SWEEP[name].inputs' static shapes exercises shape folding.
+
+EXPORTERS: tuple[tuple[str, int], ...] = (("ts", 13), ("ts", 17), ("dynamo", 18))
+"""The (exporter, opset) pairs of the sweep: TorchScript (dynamo=False) and dynamo."""
+
+
+class SweepSpec:
+    """One sweep model: a builder of the torch module (forward takes the inputs
+    positionally, in `inputs` order), static input shapes/dtypes, output names and
+    dynamic axes (input name -> {dim: symbol})."""
+
+    def __init__(self, build, inputs, outputs, dynamic, hf=True):
+        self.build = build
+        self.inputs: dict[str, tuple[tuple[int, ...], str]] = inputs
+        self.outputs: tuple[str, ...] = outputs
+        self.dynamic: dict[str, dict[int, str]] = dynamic
+        self.hf = hf
+
+
+def _tok(*names, batch=1, seq=SEQ):
+    return {n: ((batch, seq), "int64") for n in names}
+
+
+def _tok_dyn(*names):
+    return {n: {0: "batch", 1: "seq"} for n in names}
+
+
+def _img(c=3, hw=32, batch=1):
+    return {"pixel_values": ((batch, c, hw, hw), "float32")}
+
+
+class _HFWrap:
+    """Wrap a transformers model: inputs by keyword, chosen outputs as a tuple."""
+
+    def __new__(cls, model, in_names, out_names, **extra):
+        import torch
+
+        class Wrap(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = model
+
+            def run(self, *args):
+                out = self.m(**dict(zip(in_names, args)), **extra)
+                return tuple(getattr(out, o) for o in out_names)
+
+        # named parameters (not *args): torch.export matches dynamic_shapes by name
+        params = ", ".join(in_names)
+        ns: dict = {}
+        exec(f"def forward(self, {params}):\n    return self.run({params})", ns)  # noqa: S102
+        Wrap.forward = ns["forward"]
+        return Wrap().eval()
+
+
+def _hf(config_cls: str, model_cls: str, in_names, out_names, extra=None, **cfg):
+    def build(opset: int = 17):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import importlib
+
+        import torch
+        import transformers
+
+        torch.manual_seed(0)
+        kw = dict(cfg)
+        if opset < 14 and "attn_implementation" not in kw:
+            # scaled_dot_product_attention has no TorchScript symbolic below opset 14
+            kw["attn_implementation"] = "eager"
+        config = getattr(transformers, config_cls)(**kw)
+        mod, _, cls = model_cls.rpartition(".")
+        model = getattr(importlib.import_module(mod) if mod else transformers, cls)(config).eval()
+        _randomise_all(model)
+        return _HFWrap(model, in_names, out_names, **(extra or {}))
+
+    return build
+
+
+def _randomise_all(model) -> None:
+    """Biases and normalisation parameters randomised (fresh ones are 0/1: exporters
+    fold or dedupe them, which trained models never allow)."""
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for m in model.modules():
+            for pname, p in m.named_parameters(recurse=False):
+                if pname == "bias" or (pname == "weight" and p.dim() == 1):
+                    p.add_(torch.empty_like(p).uniform_(-0.1, 0.1, generator=g))
+            if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+                m.running_mean.uniform_(-0.1, 0.1, generator=g)
+                m.running_var.uniform_(0.5, 1.5, generator=g)
+
+
+_TXT = dict(vocab_size=VOCAB, max_position_embeddings=64)
+
+
+def _efficientnet():
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+
+    class SE(nn.Module):
+        def __init__(self, c, r):
+            super().__init__()
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc1 = nn.Conv2d(c, r, 1)
+            self.fc2 = nn.Conv2d(r, c, 1)
+
+        def forward(self, x):
+            s = self.pool(x)
+            s = torch.sigmoid(self.fc2(nn.functional.silu(self.fc1(s))))
+            return x * s
+
+    class MBConv(nn.Module):
+        def __init__(self, cin, cout, k, s, e):
+            super().__init__()
+            h = cin * e
+            self.expand = nn.Sequential(nn.Conv2d(cin, h, 1, bias=False), nn.BatchNorm2d(h), nn.SiLU()) if e != 1 else nn.Identity()
+            self.dw = nn.Sequential(nn.Conv2d(h, h, k, s, k // 2, groups=h, bias=False), nn.BatchNorm2d(h), nn.SiLU())
+            self.se = SE(h, max(1, cin // 4))
+            self.project = nn.Sequential(nn.Conv2d(h, cout, 1, bias=False), nn.BatchNorm2d(cout))
+            self.res = s == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.project(self.se(self.dw(self.expand(x))))
+            return x + y if self.res else y
+
+    model = nn.Sequential(
+        nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.SiLU(),
+        MBConv(16, 16, 3, 1, 1), MBConv(16, 24, 3, 2, 4), MBConv(24, 24, 5, 1, 4),
+        nn.Conv2d(24, 64, 1, bias=False), nn.BatchNorm2d(64), nn.SiLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(64, 10),
+    ).eval()
+    _randomise_all(model)
+    return model
+
+
+def _unet():
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+
+    def block(cin, cout):
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+            nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+        )
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e1, self.e2, self.e3 = block(3, 8), block(8, 16), block(16, 32)
+            self.pool = nn.MaxPool2d(2)
+            self.up2 = nn.ConvTranspose2d(32, 16, 2, stride=2)
+            self.d2 = block(32, 16)
+            self.up1 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.d1 = block(16 + 8, 8)
+            self.head = nn.Conv2d(8, 2, 1)
+
+        def forward(self, x):
+            a = self.e1(x)
+            b = self.e2(self.pool(a))
+            c = self.e3(self.pool(b))
+            d = self.d2(torch.cat([self.up2(c), b], dim=1))
+            u = nn.functional.interpolate(d, scale_factor=2.0, mode="nearest")
+            e = self.d1(torch.cat([self.up1(d) + u, a], dim=1))
+            return self.head(e)
+
+    model = UNet().eval()
+    _randomise_all(model)
+    return model
+
+
+def _yolo_head():
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+
+    class Head(nn.Module):
+        """YOLO-style: a small backbone, two scales, per-anchor box decoding with
+        Split/Sigmoid/Mul/Reshape/Transpose/Concat."""
+
+        def __init__(self, nc=3, na=2):
+            super().__init__()
+            self.nc, self.na, self.no = nc, na, nc + 5
+            self.b1 = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.LeakyReLU(0.1))
+            self.b2 = nn.Sequential(nn.Conv2d(16, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.SiLU())
+            self.b3 = nn.Sequential(nn.Conv2d(32, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.Hardswish())
+            self.det = nn.ModuleList([nn.Conv2d(32, na * self.no, 1), nn.Conv2d(32, na * self.no, 1)])
+            self.register_buffer("anchors", torch.tensor([[[10.0, 13.0], [16.0, 30.0]], [[33.0, 23.0], [30.0, 61.0]]]))
+            self.strides = (4, 8)
+
+        def forward(self, x):
+            f1 = self.b2(self.b1(x))
+            f2 = self.b3(f1)
+            outs = []
+            for i, f in enumerate((f1, f2)):
+                p = self.det[i](f)
+                bs, _, ny, nx = p.shape
+                p = p.view(bs, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+                xy, wh, conf = p.sigmoid().split((2, 2, self.nc + 1), dim=4)
+                yv, xv = torch.meshgrid(torch.arange(ny), torch.arange(nx), indexing="ij")
+                grid = torch.stack((xv, yv), 2).view(1, 1, ny, nx, 2).float()
+                xy = (xy * 2 - 0.5 + grid) * self.strides[i]
+                wh = (wh * 2) ** 2 * self.anchors[i].view(1, self.na, 1, 1, 2)
+                outs.append(torch.cat((xy, wh, conf), 4).view(bs, -1, self.no))
+            return torch.cat(outs, 1)
+
+    model = Head().eval()
+    _randomise_all(model)
+    return model
+
+
+SWEEP: dict[str, SweepSpec] = {
+    "vit": SweepSpec(
+        _hf("ViTConfig", "ViTModel", ["pixel_values"], ["last_hidden_state", "pooler_output"],
+            image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=128),
+        _img(), ("last_hidden_state", "pooler_output"), {"pixel_values": {0: "batch"}}),
+    "deit": SweepSpec(
+        _hf("DeiTConfig", "DeiTForImageClassificationWithTeacher", ["pixel_values"], ["logits"],
+            image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=128, num_labels=10,
+            attn_implementation="eager"),
+        _img(), ("logits",), {"pixel_values": {0: "batch"}}),
+    "distilbert": SweepSpec(
+        _hf("DistilBertConfig", "DistilBertModel", ["input_ids", "attention_mask"],
+            ["last_hidden_state"], dim=64, n_layers=2, n_heads=4, hidden_dim=128, **_TXT),
+        _tok("input_ids", "attention_mask"), ("last_hidden_state",),
+        _tok_dyn("input_ids", "attention_mask")),
+    "roberta": SweepSpec(
+        _hf("RobertaConfig", "RobertaModel", ["input_ids", "attention_mask"],
+            ["last_hidden_state", "pooler_output"], hidden_size=64, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=128, pad_token_id=1, **_TXT),
+        _tok("input_ids", "attention_mask"), ("last_hidden_state", "pooler_output"),
+        _tok_dyn("input_ids", "attention_mask")),
+    "albert": SweepSpec(
+        _hf("AlbertConfig", "AlbertModel", ["input_ids", "attention_mask", "token_type_ids"],
+            ["last_hidden_state", "pooler_output"], embedding_size=32, hidden_size=64,
+            num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, **_TXT),
+        _tok("input_ids", "attention_mask", "token_type_ids"), ("last_hidden_state", "pooler_output"),
+        _tok_dyn("input_ids", "attention_mask", "token_type_ids")),
+    "electra": SweepSpec(
+        _hf("ElectraConfig", "ElectraForSequenceClassification", ["input_ids", "attention_mask"],
+            ["logits"], embedding_size=32, hidden_size=64, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=128, num_labels=3, **_TXT),
+        _tok("input_ids", "attention_mask"), ("logits",), _tok_dyn("input_ids", "attention_mask")),
+    "gpt2": SweepSpec(
+        _hf("GPT2Config", "GPT2LMHeadModel", ["input_ids", "attention_mask"], ["logits"],
+            {"use_cache": False}, vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4,
+            n_positions=64, bos_token_id=0, eos_token_id=0),
+        _tok("input_ids", "attention_mask"), ("logits",), _tok_dyn("input_ids", "attention_mask")),
+    "llama": SweepSpec(
+        _hf("LlamaConfig", "LlamaModel", ["input_ids", "attention_mask"], ["last_hidden_state"],
+            {"use_cache": False}, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, **_TXT),
+        _tok("input_ids", "attention_mask"), ("last_hidden_state",),
+        _tok_dyn("input_ids", "attention_mask")),
+    "gpt_neox": SweepSpec(
+        _hf("GPTNeoXConfig", "GPTNeoXModel", ["input_ids", "attention_mask"], ["last_hidden_state"],
+            {"use_cache": False}, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, rotary_pct=0.5, **_TXT),
+        _tok("input_ids", "attention_mask"), ("last_hidden_state",),
+        _tok_dyn("input_ids", "attention_mask")),
+    "t5_encoder": SweepSpec(
+        _hf("T5Config", "T5EncoderModel", ["input_ids", "attention_mask"], ["last_hidden_state"],
+            vocab_size=VOCAB, d_model=64, d_kv=16, num_heads=4, d_ff=128, num_layers=2,
+            feed_forward_proj="gated-gelu"),
+        _tok("input_ids", "attention_mask"), ("last_hidden_state",),
+        _tok_dyn("input_ids", "attention_mask")),
+    "whisper_encoder": SweepSpec(
+        _hf("WhisperConfig", "transformers.models.whisper.modeling_whisper.WhisperEncoder", ["input_features"], ["last_hidden_state"],
+            d_model=64, encoder_layers=2, encoder_attention_heads=4, encoder_ffn_dim=128,
+            num_mel_bins=16, max_source_positions=32, vocab_size=VOCAB),
+        {"input_features": ((1, 16, 64), "float32")}, ("last_hidden_state",),
+        {"input_features": {0: "batch"}}),
+    "wav2vec2": SweepSpec(
+        _hf("Wav2Vec2Config", "Wav2Vec2Model", ["input_values"], ["last_hidden_state"],
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+            conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
+            num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, vocab_size=32),
+        {"input_values": ((1, 800), "float32")}, ("last_hidden_state",),
+        {"input_values": {0: "batch", 1: "samples"}}),
+    "convnext": SweepSpec(
+        _hf("ConvNextConfig", "ConvNextForImageClassification", ["pixel_values"], ["logits"],
+            hidden_sizes=[16, 32], depths=[1, 1], num_stages=2, image_size=32, num_labels=10),
+        _img(), ("logits",), {"pixel_values": {0: "batch"}}),
+    "swin": SweepSpec(
+        _hf("SwinConfig", "SwinModel", ["pixel_values"], ["last_hidden_state", "pooler_output"],
+            image_size=32, patch_size=2, embed_dim=16, depths=[2, 1], num_heads=[2, 4],
+            window_size=4),
+        _img(), ("last_hidden_state", "pooler_output"), {"pixel_values": {0: "batch"}}),
+    "mobilevit": SweepSpec(
+        _hf("MobileViTConfig", "MobileViTForImageClassification", ["pixel_values"], ["logits"],
+            image_size=64, hidden_sizes=[32, 48, 64], neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64],
+            num_attention_heads=2, num_labels=10),
+        _img(hw=64), ("logits",), {"pixel_values": {0: "batch"}}),
+    "resnet_hf": SweepSpec(
+        _hf("ResNetConfig", "ResNetForImageClassification", ["pixel_values"], ["logits"],
+            embedding_size=16, hidden_sizes=[16, 32, 64], depths=[1, 1, 1], layer_type="bottleneck",
+            num_labels=10),
+        _img(), ("logits",), {"pixel_values": {0: "batch"}}),
+    "efficientnet": SweepSpec(_efficientnet, {"input": ((1, 3, 32, 32), "float32")}, ("logits",),
+                              {"input": {0: "batch"}}, hf=False),
+    "unet": SweepSpec(_unet, {"input": ((1, 3, 32, 32), "float32")}, ("mask",),
+                      {"input": {0: "batch"}}, hf=False),
+    "yolo_head": SweepSpec(_yolo_head, {"images": ((1, 3, 64, 64), "float32")}, ("detections",),
+                           {"images": {0: "batch"}}, hf=False),
+}
+
+
+def sweep_inputs(name: str, seed: int = 0) -> dict[str, np.ndarray]:
+    """Deterministic inputs for SWEEP[name] (ids < VOCAB, masks with padding at the end)."""
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray] = {}
+    for inp, (shape, dtype) in SWEEP[name].inputs.items():
+        if dtype == "float32":
+            feeds[inp] = rng.standard_normal(shape).astype(np.float32)
+        elif inp == "input_ids":
+            feeds[inp] = rng.integers(2, VOCAB, shape).astype(np.int64)
+        elif inp == "attention_mask":
+            m = np.ones(shape, dtype=np.int64)
+            m[..., -3:] = 0  # padded tail: exercises the mask arithmetic
+            feeds[inp] = m
+        else:
+            feeds[inp] = rng.integers(0, 2, shape).astype(np.int64)
+    return feeds
+
+
+def get_export(name: str, exporter: str = "ts", opset: int = 17) -> Path:
+    """Cached ONNX export of SWEEP[name] with `exporter` ("ts" = TorchScript,
+    "dynamo") at `opset`; skips (in pytest) or raises ModelUnavailable when it cannot."""
+    spec = SWEEP[name]
+    try:
+        import torch
+    except ImportError:
+        _unavailable("torch is not installed (pip install torch==2.13.0)")
+    versions = [torch.__version__]
+    if spec.hf:
+        try:
+            import transformers
+        except ImportError:
+            _unavailable("transformers is not installed")
+        versions.append(transformers.__version__)
+    if exporter == "dynamo":
+        try:
+            import onnxscript
+        except ImportError:
+            _unavailable("the dynamo exporter needs onnxscript (pip install onnxscript)")
+        versions.append(onnxscript.__version__)
+    key = hashlib.sha256(
+        Path(__file__).read_bytes() + "|".join(versions).encode()
+    ).hexdigest()[:12]
+    stem = f"{name}-{exporter}{opset}"
+    path = CACHE / f"{stem}-{key}.onnx"
+    if path.exists():
+        return path
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.onnx")
+    try:
+        _export_sweep(spec, tmp, exporter, opset)
+        _finish(tmp)
+        os.replace(tmp, path)
+        for old in CACHE.glob(f"{stem}-*.onnx"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except ModelUnavailable:
+        raise
+    except Exception as e:  # noqa: BLE001 - report as unavailable, keep the cause
+        tmp.unlink(missing_ok=True)
+        msg = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+        raise ModelUnavailable(f"exporting {stem} failed: {type(e).__name__}: {msg}") from e
+    finally:
+        for extra in CACHE.glob(f"{tmp.name}*"):
+            if extra != tmp:
+                extra.unlink(missing_ok=True)
+    return path
+
+
+def _export_sweep(spec: SweepSpec, path: Path, exporter: str, opset: int) -> None:
+    import warnings
+
+    import torch
+
+    name = next(k for k, v in SWEEP.items() if v is spec)
+    model = spec.build(opset) if spec.hf else spec.build()
+    args = tuple(torch.from_numpy(v) for v in sweep_inputs(name).values())
+    names = list(spec.inputs)
+    dyn = dict(spec.dynamic)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if exporter == "ts":
+            torch.onnx.export(
+                model, args, str(path), input_names=names, output_names=list(spec.outputs),
+                dynamic_axes=dyn, opset_version=opset, dynamo=False,
+            )
+        else:
+            auto = torch.export.Dim.AUTO
+            shapes = {n: {d: auto for d in dyn.get(n, {})} for n in names}
+            torch.onnx.export(
+                model, args, str(path), input_names=names, output_names=list(spec.outputs),
+                dynamic_shapes=shapes, opset_version=opset, dynamo=True,
+                external_data=False, verbose=False,
+            )

@@ -1,0 +1,187 @@
+"""Real exports sweep (issue 2): many architectures x exporters through nnx-import +
+nnx-run --interpret, compared with onnxruntime.
+
+Models and exports come from test/python/model_zoo.py (SWEEP, get_export: small
+configs, random weights with randomised biases/norms, dynamic batch/sequence axes,
+cached in cache/models/). Each export is imported at static shapes (`--input-shape`
+for every input; the `--batch` variant for single-input models) and interpreted as
+whole processes; max relative error = max|nnx - ort| / max|ort| over all outputs.
+
+Usage: .venv/bin/python bench/real_exports.py [MODEL ...] [--exporters ts13,ts17,dynamo18]
+       [--write]   (replace the "Real exports sweep (issue 2)" section of bench/RESULTS.md)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "test" / "python"))
+import model_zoo  # noqa: E402
+
+BIN = Path(sys.executable).parent
+WORK = ROOT / "cache" / "real-exports"
+SECTION = "## Real exports sweep (issue 2)"
+TOL = 1e-4
+
+
+def rel_err(a: np.ndarray, b: np.ndarray) -> float:
+    if a.shape != b.shape:
+        return float("inf")
+    if b.dtype.kind in "biu" or b.dtype == bool:
+        return 0.0 if np.array_equal(a, b) else float("inf")
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    if not np.all(np.isfinite(a) == np.isfinite(b)):
+        return float("inf")
+    m = np.isfinite(b)
+    denom = np.max(np.abs(b[m])) if m.any() else 0.0
+    diff = np.max(np.abs(a[m] - b[m])) if m.any() else 0.0
+    return float(diff / denom) if denom > 0 else float(diff)
+
+
+def run(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return time.perf_counter() - t, r
+
+
+def one(name: str, exporter: str, opset: int, use_batch: bool = False) -> dict:
+    import onnxruntime as ort
+
+    row = {"model": name, "exporter": exporter, "opset": opset, "ops": "", "import_s": "",
+           "interp_s": "", "err": "", "status": "", "shape_opt": "--batch" if use_batch else "--input-shape"}
+    t = time.perf_counter()
+    try:
+        path = model_zoo.get_export(name, exporter, opset)
+    except model_zoo.ModelUnavailable as e:
+        row["status"] = f"export failed: {str(e).split(': ', 1)[-1][:120]}"
+        return row
+    row["export_s"] = round(time.perf_counter() - t, 1)
+    m = onnx.load(str(path))
+    row["ops"] = len(m.graph.node)
+    feeds = model_zoo.sweep_inputs(name)
+    work = WORK / f"{name}-{exporter}{opset}{'-b' if use_batch else ''}"
+    work.mkdir(parents=True, exist_ok=True)
+    inputs = []
+    for k, v in feeds.items():
+        p = work / f"in_{k}.npy"
+        np.save(p, v)
+        inputs += ["--input", f"{k}={p}"]
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    ref = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, feeds)
+    out_names = [o.name for o in m.graph.output]
+    if use_batch:
+        shape_args = ["--batch", "1"]
+    else:
+        shape_args = []
+        for k, (shape, _) in model_zoo.SWEEP[name].inputs.items():
+            shape_args += ["--input-shape", f"{k}={'x'.join(map(str, shape))}"]
+    mlir = work / "model.mlir"
+    dt, r = run([str(BIN / "nnx-import"), str(path), "-o", str(mlir), *shape_args])
+    row["import_s"] = round(dt, 2)
+    if r.returncode != 0:
+        row["status"] = "import failed: " + (r.stderr.strip().splitlines() or ["?"])[-1][:160]
+        return row
+    outdir = work / "out"
+    dt, r = run([str(BIN / "nnx-run"), "--interpret", str(mlir), *inputs, "--output-dir", str(outdir)])
+    row["interp_s"] = round(dt, 2)
+    if r.returncode != 0:
+        row["status"] = "interpret failed: " + (r.stderr.strip().splitlines() or ["?"])[-1][:160]
+        return row
+    err = 0.0
+    for n, b in zip(out_names, ref):
+        f = outdir / (re.sub(r"[^A-Za-z0-9_.-]", "_", n) + ".npy")
+        if not f.exists():
+            row["status"] = f"missing output {n}"
+            return row
+        err = max(err, rel_err(np.load(f), b))
+    row["err"] = f"{err:.1e}"
+    row["status"] = "ok" if err <= TOL else "MISMATCH"
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| model | exporter | opset | shapes | ONNX ops | import s | interpret s | max rel err | status |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['exporter']} | {r['opset']} | {r['shape_opt']} | {r['ops']} | "
+                     f"{r['import_s']} | {r['interp_s']} | {r['err']} | {r['status']} |")
+    return "\n".join(lines)
+
+
+def write_results(rows: list[dict]) -> None:
+    res = ROOT / "bench" / "RESULTS.md"
+    text = res.read_text() if res.exists() else "# Benchmark results\n"
+    n_ok = sum(r["status"] == "ok" for r in rows)
+    body = (
+        f"{SECTION}\n\n"
+        "Produced by `.venv/bin/python bench/real_exports.py --write` (models: "
+        "test/python/model_zoo.py SWEEP, small configs, random weights with randomised "
+        "biases/norm parameters, exported with dynamic batch/sequence axes and imported at "
+        "static shapes). Each row: nnx-import then nnx-run --interpret as whole processes "
+        "(start-up included), compared with onnxruntime: max|nnx-ort|/max|ort| over all "
+        f"outputs, tolerance {TOL:g}. torch {_v('torch')}, transformers {_v('transformers')}, "
+        f"onnxscript {_v('onnxscript')}, onnxruntime {_v('onnxruntime')}. "
+        f"{n_ok}/{len(rows)} rows ok.\n\n" + table(rows) + "\n"
+    )
+    if SECTION in text:
+        start = text.index(SECTION)
+        nxt = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + body + (text[nxt:] if nxt >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + body
+    res.write_text(text)
+
+
+def _v(mod: str) -> str:
+    try:
+        return __import__(mod).__version__
+    except Exception:  # noqa: BLE001
+        return "missing"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--exporters", default=",".join(f"{e}{o}" for e, o in model_zoo.EXPORTERS))
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--json", default=str(WORK / "results.json"))
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    names = args.models or list(model_zoo.SWEEP)
+    exps = [(re.match(r"[a-z]+", e).group(), int(re.search(r"\d+", e).group())) for e in args.exporters.split(",")]
+    WORK.mkdir(parents=True, exist_ok=True)
+    old = {}
+    if Path(args.json).exists():
+        old = {(r["model"], r["exporter"], r["opset"], r["shape_opt"]): r for r in json.loads(Path(args.json).read_text())}
+    for name in names:
+        variants = [(e, o, False) for e, o in exps]
+        spec = model_zoo.SWEEP[name]
+        if all(set(d) <= {0} for d in spec.dynamic.values()) and ("ts", 17) in exps:
+            variants.append(("ts", 17, True))
+        for e, o, b in variants:
+            row = one(name, e, o, b)
+            print(" | ".join(str(row[k]) for k in ("model", "exporter", "opset", "shape_opt", "ops", "import_s", "interp_s", "err", "status")), flush=True)
+            old[(row["model"], row["exporter"], row["opset"], row["shape_opt"])] = row
+    order = {n: i for i, n in enumerate(model_zoo.SWEEP)}
+    rows = sorted(old.values(), key=lambda r: (order.get(r["model"], 99), r["exporter"] != "ts", r["opset"], r["shape_opt"]))
+    Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.write:
+        write_results(rows)
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
