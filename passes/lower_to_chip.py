@@ -125,7 +125,18 @@ class Tensor:
     offset: int
     shape: tuple[int, ...]
     dtype: str
-    key: tuple[int, int]  # the allocation (dependency tracking granule)
+    key: tuple[int, int] | None  # the allocation (dependency tracking granule)
+    space: str = "S"  # "S", or the cache holding a resident (chained) tensor
+
+    @property
+    def resident(self) -> bool:
+        return self.space != "S"
+
+    def access(self) -> tuple:
+        """The Stream access of the whole tensor."""
+        if self.space == "S":
+            return ("S", self.key)
+        return (self.space, self.offset, self.offset + max(self.nbytes, 1))
 
     @property
     def itemsize(self) -> int:
@@ -136,10 +147,10 @@ class Tensor:
         return math.prod(self.shape) * self.itemsize
 
     def view(self, shape: tuple[int, ...]) -> "Tensor":
-        return Tensor(self.offset, tuple(shape), self.dtype, self.key)
+        return Tensor(self.offset, tuple(shape), self.dtype, self.key, self.space)
 
     def tile(self, box: Box) -> Tile:
-        """The storage tile of a box of this tensor (strided when not contiguous)."""
+        """The tile of a box of this tensor in its space (strided when not contiguous)."""
         strides = []
         acc = 1
         for d in reversed(self.shape):
@@ -149,9 +160,9 @@ class Tensor:
         off = self.offset + sum(s * st for (s, _, _), st in zip(box, strides)) * self.itemsize
         shape = box_shape(box)
         el_strides = tuple(st * step for (_, _, step), st in zip(box, strides))
-        t = Tile("S", off, shape, self.dtype, el_strides)
+        t = Tile(self.space, off, shape, self.dtype, el_strides)
         if t.contiguous:
-            t = Tile("S", off, shape, self.dtype, None)
+            t = Tile(self.space, off, shape, self.dtype, None)
         return t
 
 
@@ -182,6 +193,20 @@ class Stream:
         self.ntok = 0
 
     @staticmethod
+    def _ov(a, b) -> bool:
+        """May two boxes of resident buffers share an element? (None: not a box)"""
+        if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
+            return True
+        return all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(a[2], b[2]))
+
+    @staticmethod
+    def _covers(a, b) -> bool:
+        """Does box `a` hold every element of box `b`?"""
+        if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
+            return False
+        return all(s1 <= s2 and e2 <= e1 for (s1, e1), (s2, e2) in zip(a[2], b[2]))
+
+    @staticmethod
     def _dep(deps: dict[str, int], rec_writer, rec_readers) -> None:
         if rec_writer is not None:
             u, i = rec_writer
@@ -193,7 +218,11 @@ class Stream:
                     deps[u] = i
 
     def emit(self, ins: Instr, reads: list[tuple], writes: list[tuple]) -> int:
-        """Append `ins`; reads/writes: ('N'|'W'|'O', lo, hi) or ('S', key)."""
+        """Append `ins`; reads/writes: ('N'|'W'|'O', lo, hi[, box]) or ('S', key).
+
+        `box` (base, buffer shape, per-dim [start, end) element bounds) narrows a
+        strided access of a resident buffer: two boxes of one buffer that do not
+        intersect are independent although their byte spans interleave."""
         unit = ins.unit
         idx = len(self.instrs)
         deps: dict[str, int] = {}
@@ -205,8 +234,9 @@ class Stream:
                     self._dep(deps, rec[0], None)
                 continue
             lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
             for rec in self.cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1]:
+                if rec[0] < hi and lo < rec[1] and self._ov(rec[4], bx):
                     self._dep(deps, rec[2], None)
         for acc in writes:
             if acc[0] == "S":
@@ -215,8 +245,9 @@ class Stream:
                     self._dep(deps, rec[0], rec[1])
                 continue
             lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
             for rec in self.cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1]:
+                if rec[0] < hi and lo < rec[1] and self._ov(rec[4], bx):
                     self._dep(deps, rec[2], rec[3])
         # ---- synchronisation --------------------------------------------------------
         know = self.vc.setdefault(unit, {})
@@ -246,25 +277,33 @@ class Stream:
                 rec[1][unit] = idx
                 continue
             lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
             for rec in self.cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1]:
+                if rec[0] < hi and lo < rec[1] and self._ov(rec[4], bx):
                     rec[3][unit] = idx
         for acc in writes:
             if acc[0] == "S":
                 self.s_recs[acc[1]] = [me, {}]
                 continue
             lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
             recs = self.cache_recs[acc[0]]
             new = []
             for rec in recs:
-                if rec[0] < hi and lo < rec[1]:
+                if rec[0] < hi and lo < rec[1] and self._ov(rec[4], bx):
+                    if bx is not None:
+                        # a box does not write every byte of its span: drop only
+                        # the records it covers
+                        if not self._covers(bx, rec[4]):
+                            new.append(rec)
+                        continue
                     if rec[0] < lo:
-                        new.append([rec[0], lo, rec[2], dict(rec[3])])
+                        new.append([rec[0], lo, rec[2], dict(rec[3]), rec[4]])
                     if hi < rec[1]:
-                        new.append([hi, rec[1], rec[2], dict(rec[3])])
+                        new.append([hi, rec[1], rec[2], dict(rec[3]), rec[4]])
                 else:
                     new.append(rec)
-            new.append([lo, hi, me, {}])
+            new.append([lo, hi, me, {}, bx])
             self.cache_recs[acc[0]] = new
         return idx
 
@@ -312,6 +351,34 @@ class Layout:
         slot.base = self.top[slot.space]
         self.top[slot.space] += slot.nbuf * _align(max(slot.size, 1))
         return slot
+
+
+class CacheHeap:
+    """Resident (chained) tensors in one cache: allocated top-down, so that an op's
+    working set (its slots, laid out from address 0) gets everything below `floor()`."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.live: dict[Any, tuple[int, int]] = {}  # root value -> [lo, hi)
+
+    def floor(self) -> int:
+        return min((lo for lo, _ in self.live.values()), default=self.cap)
+
+    def alloc(self, root, nbytes: int, limit: int = 0) -> int | None:
+        """The highest free gap of `nbytes` (aligned) at or above `limit`."""
+        n = _align(max(nbytes, 1))
+        spans = sorted(self.live.values(), key=lambda r: -r[0])
+        hi = self.cap
+        for lo2, hi2 in spans + [(0, 0)]:
+            lo = (hi - n) // ALIGN * ALIGN
+            if hi2 <= lo and lo >= limit:
+                self.live[root] = (lo, lo + n)
+                return lo
+            hi = min(hi, lo2)
+        return None
+
+    def free(self, root) -> None:
+        self.live.pop(root, None)
 
 
 # --------------------------------------------------------------------------------------
@@ -377,11 +444,19 @@ def _bcast_box(shape: tuple[int, ...], out_box: Box) -> Box:
 
 
 class Lowering:
-    def __init__(self, target, double_buffer: bool, max_tile: int):
+    def __init__(self, target, double_buffer: bool, max_tile: int, chain: bool = True):
         self.target = target
         self.double_buffer = double_buffer
         self.max_tile = max_tile
+        self.chain = chain
         self.caps = {s: target.cache_bytes(s) for s in ("N", "W", "O")}
+        # on-chip chaining: resident tensors (by root value: aliases share the root)
+        self.heaps = {s: CacheHeap(self.caps[s]) for s in ("O", "N")}
+        self.res: dict[Any, str] = {}  # root -> space
+        self.root: dict[SSAValue, SSAValue] = {}
+        self.uses: dict[Any, list[int]] = {}  # root -> op indices reading it
+        self.must_store: set = set()
+        self.idx = 0
         self.stream = Stream()
         self.const_top = 0
         self.data_top = _DATA_BASE
@@ -452,7 +527,19 @@ class Lowering:
         self.const_cache[key] = t
         return t
 
+    def rootof(self, v: SSAValue):
+        return self.root.get(v, v)
+
     def tensor(self, v: SSAValue, op: Operation | None = None) -> Tensor:
+        """Where `v` is now: its cache buffer when resident, else its storage."""
+        t = self.storage(v, op)
+        sp = self.res.get(self.rootof(v))
+        if sp is not None:
+            lo, _ = self.heaps[sp].live[self.rootof(v)]
+            return Tensor(lo, t.shape, t.dtype, None, sp)
+        return t
+
+    def storage(self, v: SSAValue, op: Operation | None = None) -> Tensor:
         t = self.tensors.get(v)
         if t is not None:
             return t
@@ -494,9 +581,12 @@ class Lowering:
             t = self.alloc_data(tuple(arg.type.get_shape()), _dtype_name(arg.type))  # type: ignore[attr-defined]
             self.tensors[arg] = t
             self.inputs.append((self.fresh(name), t))
-        for op in block.ops:
+        self.liveness(block)
+        for idx, op in enumerate(block.ops):
+            self.idx = idx
             if isinstance(op, ConstantOp) or op in self.fused:
                 continue
+            self.release_dead()
             if isinstance(op, fdialect.ReturnOp):
                 res_attrs = func.res_attrs.data if func.res_attrs is not None else None
                 for i, v in enumerate(op.arguments):
@@ -505,7 +595,7 @@ class Lowering:
                         n = res_attrs[i].data.get("nnx.name")
                         if isinstance(n, StringAttr):
                             name = n.data
-                    self.outputs.append((self.fresh(name), self.tensor(v, op)))
+                    self.outputs.append((self.fresh(name), self.storage(v, op)))
                 continue
             try:
                 if op.name.startswith("sparse."):
@@ -518,6 +608,100 @@ class Lowering:
                 raise PassError(f"lower-to-chip: {op.name} does not fit the caches: {e}", op) from None
             except ValueError as e:
                 raise PassError(f"lower-to-chip: {op.name}: {e}", op) from None
+
+    # ---- on-chip chaining ------------------------------------------------------------
+    def liveness(self, block) -> None:
+        """Roots of alias chains, the op indices that read each root, and the roots that
+        must reach storage (graph outputs)."""
+        from xdsl.dialects import func as fdialect
+
+        from nnx.dialects.graph import GraphOp
+
+        for idx, op in enumerate(block.ops):
+            for v in op.operands:
+                self.uses.setdefault(self.rootof(v), []).append(idx)
+            if isinstance(op, fdialect.ReturnOp):
+                self.must_store.update(self.rootof(v) for v in op.arguments)
+                continue
+            if isinstance(op, GraphOp):
+                kind = op.ONNX_TYPE
+                outs = op.onnx_outputs()
+                if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
+                    ins = op.onnx_inputs()
+                    if ins and ins[0] is not None and outs and outs[0] is not None:
+                        self.root[outs[0]] = self.rootof(ins[0])
+
+    def next_use(self, root) -> int:
+        for i in self.uses.get(root, ()):
+            if i > self.idx:
+                return i
+        return 1 << 60
+
+    def release_dead(self) -> None:
+        """Free the buffers of resident tensors that no later op reads."""
+        for r in [r for r in self.res if max(self.uses.get(r, [-1])) < self.idx]:
+            self.heaps[self.res.pop(r)].free(r)
+
+    def evict(self, root) -> None:
+        """STORE a resident tensor to its storage and free its cache buffer."""
+        sp = self.res.pop(root)
+        lo, _ = self.heaps[sp].live[root]
+        st = self.storage(root)
+        ct = Tensor(lo, st.shape, st.dtype, None, sp)
+        full = full_box(st.shape)
+        self.stream.emit(
+            Instr(self.next_unit("DAU"), "STORE", [st.tile(full)], [ct.tile(full)]),
+            [ct.access()], [("S", st.key)],
+        )
+        self.heaps[sp].free(root)
+
+    def make_resident(self, v: SSAValue, protect: set) -> bool:
+        """Give `v` (a fresh result) a cache buffer, evicting residents used furthest in
+        the future (never those in `protect`) when that makes room."""
+        if not self.chain or v in self.must_store or not v.uses:
+            return False
+        t = self.storage(v)
+        n = t.nbytes
+        for sp in ("O", "N"):
+            if _align(n) > self.caps[sp] // 2:
+                continue  # leave at least half of the cache to the working sets
+            lo = self.heaps[sp].alloc(v, n, self.caps[sp] // 2)
+            if lo is not None:
+                self.res[v] = sp
+                return True
+        # evict residents that are needed later than `v` is
+        mine = self.next_use(v)
+        for sp in ("O", "N"):
+            if _align(n) > self.caps[sp] // 2:
+                continue
+            cands = sorted((r for r, s2 in self.res.items() if s2 == sp and r not in protect),
+                           key=lambda r: -self.next_use(r))
+            for r in cands:
+                if self.next_use(r) <= mine:
+                    break
+                self.evict(r)
+                lo = self.heaps[sp].alloc(v, n, self.caps[sp] // 2)
+                if lo is not None:
+                    self.res[v] = sp
+                    return True
+        return False
+
+    @staticmethod
+    def box_acc(t: Tensor, box: Box, ct: Tile) -> tuple:
+        """The Stream access of the tile `ct` of `box` of a resident tensor."""
+        bounds = tuple((s, s + (n - 1) * st + 1) for s, n, st in box)
+        return (ct.space, ct.offset, ct.end, (t.offset, t.shape, bounds))
+
+    def drop_resident(self, v: SSAValue) -> None:
+        sp = self.res.pop(v, None)
+        if sp is not None:
+            self.heaps[sp].free(v)
+
+    def work_caps(self) -> dict[str, int]:
+        caps = dict(self.caps)
+        for sp, h in self.heaps.items():
+            caps[sp] = h.floor()
+        return caps
 
     def result_tensor(self, v: SSAValue) -> Tensor:
         t = self.alloc_data(tuple(v.type.get_shape()), _dtype_name(v.type))  # type: ignore[attr-defined]
@@ -607,6 +791,16 @@ class Lowering:
 
     # ---- data movement --------------------------------------------------------------
     def copy(self, src: Tensor, dst: Tensor, shape, src_off, src_step, dst_off) -> None:
+        if src.resident:
+            # chained source: one (strided) STORE straight from the cache
+            sbox = tuple((o, n, st) for o, n, st in zip(src_off, shape, src_step))
+            dbox = tuple((o, n, 1) for o, n in zip(dst_off, shape))
+            ct = src.tile(sbox)
+            self.stream.emit(
+                Instr(self.next_unit("DAU"), "STORE", [dst.tile(dbox)], [ct]),
+                [self.box_acc(src, sbox, ct)], [("S", dst.key)],
+            )
+            return
         rule = CopyRule(shape, src_off, src_step, dst_off)
         isz = np.dtype(_NP[src.dtype]).itemsize
         nb = 2 if self.double_buffer else 1
@@ -615,7 +809,7 @@ class Lowering:
             m = max(math.prod(box_shape(s.inputs[0])) for s in steps) * isz
             return {"N": nb * _align(m)}
 
-        steps = plan(rule, need, {"N": self.caps["N"]}, self.soft())
+        steps = plan(rule, need, {"N": self.work_caps()["N"]}, self.soft())
         size = max(math.prod(box_shape(s.inputs[0])) for s in steps) * isz
         slot = Layout().add(Slot("N", size, min(nb, len(steps))))
         for st in steps:
@@ -702,6 +896,34 @@ class Lowering:
         from nnx.dialects.graph import ConstantOp
 
         views = views or {}
+        for o in outs:
+            self.result_tensor(o)
+        protect = {self.rootof(v) for v in ins if v is not None}
+        for e in epilogue:
+            protect |= {self.rootof(x) for x in e[2] if x is not None}
+        resident_out = len(outs) == 1 and self.make_resident(outs[0], protect)
+        # attempts: chained output; per-op output; evict the residents this op does not
+        # read; evict every resident (the per-op STORE/LOAD path)
+        attempts = ["out", "keep", "others", "all"] if resident_out else ["keep", "others", "all"]
+        for ai, attempt in enumerate(attempts):
+            if attempt != "out":
+                self.drop_resident(outs[0])
+            if attempt == "others":
+                for r in [r for r in self.res if r not in protect]:
+                    self.evict(r)
+            elif attempt == "all":
+                for r in list(self.res):
+                    self.evict(r)
+            try:
+                return self._lower_compute(op, kind, ins, outs, attrs, sparse, views, out_view, epilogue)
+            except TilingError:
+                if ai == len(attempts) - 1:
+                    raise
+
+    def _lower_compute(self, op, kind, ins, outs, attrs, sparse, views, out_view, epilogue) -> None:
+        from nnx.dialects.graph import ConstantOp
+
+        caps = self.work_caps()
         srcs: list[Tensor | None] = []
         for j, v in enumerate(ins):
             if v is None:
@@ -717,7 +939,7 @@ class Lowering:
             if j in views:
                 t = t.view(views[j])
             srcs.append(t)
-        dsts = [self.result_tensor(o) for o in outs]
+        dsts = [self.tensor(o) for o in outs]
         if out_view is not None:
             dsts[0] = dsts[0].view(out_view)
         const_inputs = {}
@@ -742,6 +964,13 @@ class Lowering:
                     continue
                 n = max(math.prod(box_shape(b)) for b in boxes)
                 varies = any(b != boxes[0] for b in boxes)
+                if s.resident:
+                    # chained operand: no slot; only the connection data it gets
+                    if sparse is not None and j == 1:
+                        res["wm"] = ("W", n, varies)
+                    if sparse is not None and j == 0 and sparse.neuron_threshold is not None:
+                        res["nm"] = ("N", n, varies)
+                    continue
                 if sparse is not None and j == 1:
                     if sparse.weight_mask is None:
                         # weights computed at run time: dense tile + its mask
@@ -760,6 +989,8 @@ class Lowering:
                 if sparse is not None and j == 0 and sparse.neuron_threshold is not None:
                     res["nm"] = ("N", n, varies)
             for j, d in enumerate(dsts):
+                if d.resident:
+                    continue
                 boxes = [st.outputs[j] for st in steps]
                 n = max(math.prod(box_shape(b)) for b in boxes)
                 res[f"o{j}"] = ("O", n * osz[j], len(steps) > 1)
@@ -768,6 +999,8 @@ class Lowering:
                     if x is None or j == pos:
                         continue
                     t = self.tensor(x, op)
+                    if t.resident:
+                        continue
                     boxes = [_bcast_box(t.shape, st.outputs[0]) for st in steps]
                     n = max(math.prod(box_shape(b)) for b in boxes)
                     res[f"e{e}_{j}"] = ("W", n * t.itemsize, any(b != boxes[0] for b in boxes))
@@ -781,20 +1014,20 @@ class Lowering:
 
         steps = None
         if kind in MPU_KINDS and self.max_tile == 0 and (rule.axes or rule.k_extent):
-            steps = self.plan_mpu(rule, srcs, dsts, sparse, need)
+            steps = self.plan_mpu(rule, srcs, dsts, sparse, need, caps)
         if steps is None:
             try:
-                steps = plan(rule, need, self.caps, self.soft())
+                steps = plan(rule, need, caps, self.soft())
             except TilingError:
                 if nb == 1:
                     raise
                 nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
-                steps = plan(rule, need, self.caps, self.soft())
+                steps = plan(rule, need, caps, self.soft())
         layout = Layout()
         slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in slot_bytes(steps).items()}
         self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
 
-    def plan_mpu(self, rule, srcs, dsts, sparse, need):
+    def plan_mpu(self, rule, srcs, dsts, sparse, need, caps):
         """Cost-based tiling of an MPU op (nnx.tiling.plan_cost): the loop order and
         tile sizes with the fewest DMA cycles and the best DMA/compute overlap."""
         t = self.target
@@ -805,7 +1038,7 @@ class Lowering:
             dens = sparse.density
 
         def in_bytes(j, box):
-            if j >= len(srcs) or srcs[j] is None:
+            if j >= len(srcs) or srcs[j] is None or srcs[j].resident:
                 return 0
             n = math.prod(box_shape(box))
             if j == 1 and dens < 1.0:
@@ -813,6 +1046,8 @@ class Lowering:
             return n * isz[j]
 
         def out_bytes(j, box):
+            if dsts[j].resident:
+                return 0
             return math.prod(box_shape(box)) * osz[j]
 
         w = srcs[1].shape if len(srcs) > 1 and srcs[1] is not None else (1,)
@@ -837,9 +1072,9 @@ class Lowering:
             amin = {0: t.tiling.mpu_m, 1: t.tiling.mpu_n}
         else:
             amin = {r - 2: t.tiling.mpu_m, r - 1: t.tiling.mpu_n}
-        steps = plan_cost(rule, need, self.caps, cost, orders, kmin=max(1, t.tiling.mpu_k), amin=amin)
+        steps = plan_cost(rule, need, caps, cost, orders, kmin=max(1, t.tiling.mpu_k), amin=amin)
         if steps is None:
-            steps = plan_cost(rule, need, self.caps, cost, orders)
+            steps = plan_cost(rule, need, caps, cost, orders)
         return steps
 
     def load_slot(self, slot: Slot, src: Tensor, box: Box, key) -> tuple[Tile, bool]:
@@ -880,16 +1115,28 @@ class Lowering:
                 else:
                     src = s
                     key = (s.offset, s.shape, box)
-                if sparse is not None and j == 1:
+                if s.resident:
+                    # chained: the operand is read where its producer left it
+                    ct = s.tile(box)
+                    tiles.append(ct)
+                    reads.append(self.box_acc(s, box, ct))
+                    if sparse is not None and j == 1:
+                        m = self.runtime_mask(slots, ct, key, sparse, self.box_acc(s, box, ct))
+                        opts["wmask"] = m
+                        reads.append(("W", m.offset, m.end))
+                        continue
+                    fresh = True
+                elif sparse is not None and j == 1:
                     t, m = self.sparse_weight(op, slots, s, box, sparse)
                     tiles.append(t)
                     reads.append(("W", t.offset, t.offset + t.nbytes))
                     reads.append(("W", m.offset, m.offset + m.nbytes))
                     opts["wmask"] = m
                     continue
-                ct, fresh = self.load_slot(slots[f"i{j}"], src, box, key)
-                tiles.append(ct)
-                reads.append((ct.space, ct.offset, ct.offset + ct.nbytes))
+                else:
+                    ct, fresh = self.load_slot(slots[f"i{j}"], src, box, key)
+                    tiles.append(ct)
+                    reads.append((ct.space, ct.offset, ct.offset + ct.nbytes))
                 if sparse is not None and j == 0 and sparse.neuron_threshold is not None:
                     ns = slots["nm"]
                     if fresh or ns.cur != key:
@@ -897,7 +1144,7 @@ class Lowering:
                         mt = Tile("N", buf, ct.shape, "i1")
                         S.emit(
                             Instr(self.next_unit("MAP"), "CONN", [mt], [ct], {"threshold": float(sparse.neuron_threshold)}),
-                            [(ct.space, ct.offset, ct.offset + ct.nbytes)], [("N", buf, buf + mt.nbytes)],
+                            [reads[-1]], [("N", buf, buf + mt.nbytes)],
                         )
                         ns.cur = key
                     mt = Tile("N", ns.current(), ct.shape, "i1")
@@ -910,12 +1157,17 @@ class Lowering:
             otiles = []
             writes = []
             for j, d in enumerate(dsts):
-                sl = slots[f"o{j}"]
-                if not st.acc:
-                    sl.next()
-                ot = Tile("O", sl.current(), box_shape(st.outputs[j]), d.dtype)
+                if d.resident:
+                    # chained: computed in place into the resident buffer
+                    ot = d.tile(st.outputs[j])
+                    writes.append(self.box_acc(d, st.outputs[j], ot))
+                else:
+                    sl = slots[f"o{j}"]
+                    if not st.acc:
+                        sl.next()
+                    ot = Tile("O", sl.current(), box_shape(st.outputs[j]), d.dtype)
+                    writes.append((ot.space, ot.offset, ot.end))
                 otiles.append(ot)
-                writes.append(("O", ot.offset, ot.offset + ot.nbytes))
             if st.acc:
                 opts["acc"] = True
                 reads += writes
@@ -924,7 +1176,7 @@ class Lowering:
             S.emit(Instr(unit, kind, otiles, tiles, {k: _py(v) for k, v in st.attrs.items()}, opts), reads, writes)
             if st.last:
                 ot = otiles[0]
-                orange = ("O", ot.offset, ot.offset + ot.nbytes)
+                orange = writes[0]
                 evpu = unit if utype == "VPU" else self.next_unit("VPU")
                 for e, (_, ekind, uins, pos, eattrs) in enumerate(epilogue):
                     esrcs: list[Tile | None] = []
@@ -938,14 +1190,20 @@ class Lowering:
                             continue
                         t = self.tensor(x, op)
                         box = _bcast_box(t.shape, st.outputs[0])
-                        ct, _ = self.load_slot(slots[f"e{e}_{j}"], t, box, (t.offset, t.shape, box))
+                        if t.resident:
+                            ct = t.tile(box)
+                            ereads.append(self.box_acc(t, box, ct))
+                        else:
+                            ct, _ = self.load_slot(slots[f"e{e}_{j}"], t, box, (t.offset, t.shape, box))
+                            ereads.append((ct.space, ct.offset, ct.end))
                         esrcs.append(ct)
-                        ereads.append((ct.space, ct.offset, ct.offset + ct.nbytes))
                     while esrcs and esrcs[-1] is None:
                         esrcs.pop()
                     S.emit(Instr(evpu, ekind, [ot], esrcs, eattrs), ereads, [orange])
                 for j, d in enumerate(dsts):
                     ot = otiles[j]
+                    if d.resident:
+                        continue
                     pending.append((
                         Instr(self.next_unit("DAU"), "STORE", [d.tile(st.outputs[j])], [ot]),
                         [("O", ot.offset, ot.offset + ot.nbytes)], [("S", d.key)],
@@ -954,6 +1212,20 @@ class Lowering:
             S.emit(ins, r, w)
 
     # ---- sparse -----------------------------------------------------------------------
+    def runtime_mask(self, slots, wt: Tile, key, sp: SparseInfo, wacc) -> Tile:
+        """The direct index of run-time weights already in a cache (chained)."""
+        wm = slots["wm"]
+        if wm.cur == key:
+            return Tile("W", wm.current(), wt.shape, "ui8")
+        mbuf = wm.next()
+        mt = Tile("W", mbuf, wt.shape, "ui8")
+        self.stream.emit(
+            Instr(self.next_unit("MAP"), "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
+            [wacc], [("W", mbuf, mbuf + mt.nbytes)],
+        )
+        wm.cur = key
+        return mt
+
     def sparse_weight(self, op, slots, w: Tensor, box: Box, sp: SparseInfo) -> tuple[Tile, Tile]:
         """The weight tile of `box` in W and its direct-index mask: for constant weights
         the *compacted* surviving values (1-D) + the connection data, which is all the
@@ -1126,6 +1398,7 @@ class LowerToChipPass(ModulePass):
     target: str = ""
     double_buffer: bool = True
     max_tile_elements: int = 0
+    chain: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from xdsl.dialects import func as fdialect
@@ -1148,7 +1421,7 @@ class LowerToChipPass(ModulePass):
             from nnx.dialects.chip import Chip
 
             ctx.load_dialect(Chip)
-        lw = Lowering(target, self.double_buffer, int(self.max_tile_elements))
+        lw = Lowering(target, self.double_buffer, int(self.max_tile_elements), bool(self.chain))
         lw.run(main)
         prog = lw.program()
         for f in funcs:
