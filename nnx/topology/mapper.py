@@ -9,7 +9,7 @@ import numpy as np
 
 from .graph import Graph, cut_and_hop, quotient_graph
 from .partition import MappingError, PartitionOptions, partition
-from .place import force_directed, initial_placement, strong_edges, swap_refine
+from .place import anneal, force_directed, initial_placement, strong_edges, swap_refine
 from .refine import refine
 
 
@@ -31,12 +31,15 @@ class PlaceOptions:
     swap_radius: int = 3          # hop-cost swap refinement after force-directed (nnx)
     swap_sweeps: int = 30         # 0 = seed (off)
     central: bool = True          # spare cores are the region's corners (nnx); False = seed
+    anneal_moves: int = 20000     # simulated annealing on the strong-edge group graph,
+                                  # moves per group (nnx); 0 = seed (off)
+    anneal_t: float = 3.0         # its start temperature x a group's mean weighted degree
 
     @classmethod
     def seed(cls, **kw) -> "PlaceOptions":
         base = dict(bisect_refine="none", frontier_only=False, terminal=False,
                     force_cost="force", hop_refine=0.0, place_filter=0.0, swap_sweeps=0,
-                    central=False)
+                    central=False, anneal_moves=0)
         base.update(kw)
         return cls(**base)
 
@@ -89,6 +92,12 @@ def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 
                                  radius=plopts.radius, max_iter=plopts.max_iter,
                                  cost=plopts.force_cost)
     times["force"] = time.perf_counter() - t
+    if plopts.anneal_moves > 0:
+        t = time.perf_counter()
+        sq = strong_edges(q, plopts.place_filter)
+        core, acc = anneal(sq, core, mesh_w, mesh_h, moves_per_group=plopts.anneal_moves,
+                           radius=plopts.swap_radius, t_start=plopts.anneal_t, rng=rng)
+        times["anneal"] = time.perf_counter() - t
     moves = 0
     if plopts.swap_sweeps > 0:
         t = time.perf_counter()

@@ -480,3 +480,60 @@ def bisect_on_mesh(g: Graph, capacity: int, k: int, mesh_w: int, mesh_h: int, *,
         queue.append((a, la, *r1))
         queue.append((b, lb, *r2))
     return part, len(cores), np.asarray(cores, dtype=np.int64)
+
+
+@nb.njit(cache=True)
+def _anneal(indptr, indices, eweight, px, py, grid, radius, moves, t0, seed):
+    np.random.seed(seed)
+    k = indptr.shape[0] - 1
+    gh, gw = grid.shape
+    accepted = 0
+    t = t0
+    # geometric cooling from t0 to t0 / 1000 over the run
+    alpha = np.exp(np.log(1e-3) / max(1, moves))
+    for _m in range(moves):
+        g = np.random.randint(0, k)
+        gx = px[g]
+        gy = py[g]
+        xx = gx + np.random.randint(-radius, radius + 1)
+        yy = gy + np.random.randint(-radius, radius + 1)
+        t *= alpha
+        if xx < 0 or yy < 0 or xx >= gw or yy >= gh or (xx == gx and yy == gy):
+            continue
+        h = grid[yy, xx]
+        if h == -2:
+            continue
+        d = _move_delta(indptr, indices, eweight, px, py, g, h, xx, yy)
+        if h >= 0:
+            d += _move_delta(indptr, indices, eweight, px, py, h, g, gx, gy)
+        if d <= 0.0 or np.random.random() < np.exp(-d / t):
+            grid[gy, gx] = h
+            grid[yy, xx] = g
+            if h >= 0:
+                px[h] = gx
+                py[h] = gy
+            px[g] = xx
+            py[g] = yy
+            accepted += 1
+    return accepted
+
+
+def anneal(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *, moves_per_group: int = 2000,
+           radius: int = 3, t_start: float = 0.05, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Simulated annealing of a placement (nnx, not in the seed): random swaps or
+    moves of a group within Chebyshev ``radius``, exact hop-traffic change on
+    ``q`` (meant for the strong-edge group graph), Metropolis acceptance with a
+    geometric cooling from ``t_start`` x the mean weighted degree of a group to
+    1/1000 of that. Escapes the local minima of the greedy swap refinement (a row of groups
+    placed one step off, a mirrored patch). Returns (core per group, accepted)."""
+    core = np.asarray(core, dtype=np.int64).copy()
+    if q.n < 2 or moves_per_group <= 0:
+        return core, 0
+    px = core % mesh_w
+    py = core // mesh_w
+    grid = np.full((mesh_h, mesh_w), -1, dtype=np.int64)
+    grid[py, px] = np.arange(q.n)
+    t0 = float(q.eweight.sum()) / q.n * t_start
+    acc = _anneal(q.indptr, q.indices, q.eweight.astype(np.float64), px, py, grid, int(radius),
+                  int(moves_per_group) * q.n, t0, int(rng.integers(0, 2**31 - 1)))
+    return py * mesh_w + px, int(acc)
