@@ -69,6 +69,10 @@ def one(name: str, exporter: str, opset: int, use_batch: bool = False) -> dict:
     row["export_s"] = round(time.perf_counter() - t, 1)
     m = onnx.load(str(path))
     row["ops"] = len(m.graph.node)
+    init = {i.name for i in m.graph.initializer}
+    if not any(d.dim_param or not d.dim_value for vi in m.graph.input if vi.name not in init
+               for d in vi.type.tensor_type.shape.dim):
+        row["shape_opt"] += " (static export)"
     feeds = model_zoo.sweep_inputs(name)
     work = WORK / f"{name}-{exporter}{opset}{'-b' if use_batch else ''}"
     work.mkdir(parents=True, exist_ok=True)

@@ -688,7 +688,11 @@ class ConstantOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        printer.print_attribute(self.value)
+        hex_form = _nonfinite_hex(self.value)
+        if hex_form is not None:
+            printer.print_string(hex_form)
+        else:
+            printer.print_attribute(self.value)
         if self.attributes:
             printer.print_string(" ")
             printer.print_attr_dict(self.attributes)
@@ -702,6 +706,37 @@ class ConstantOp(IRDLOperation):
         op = cls(value)
         op.attributes.update(attrs)
         return op
+
+
+def _nonfinite_hex(value: Attribute) -> str | None:
+    """`dense<"0x...">` (raw little-endian bytes, MLIR's hex form) for an inline float
+    constant holding NaN/Inf, else None.
+
+    xDSL prints such values as a bare hex bit pattern (`dense<0xff800000>`) that its
+    own parser reads back as the *integer* 4286578688 (the -inf of attention masks
+    became 4.3e9); the quoted hex string round-trips bit-exactly, also in mlir-opt.
+    """
+    if not isinstance(value, DenseIntOrFPElementsAttr):
+        return None
+    from nnx.types import numpy_dtype_of
+
+    try:
+        dtype = numpy_dtype_of(value.get_element_type())
+    except Exception:  # noqa: BLE001 - no numpy dtype: leave it to xDSL
+        return None
+    if np.dtype(dtype).kind != "f" and "float" not in np.dtype(dtype).name:
+        return None
+    raw = value.data.data
+    arr = np.frombuffer(raw, dtype=dtype)
+    if bool(np.all(np.isfinite(arr.astype(np.float32)))):
+        return None
+    printer_type = value.get_type()
+    from xdsl.printer import Printer as _P
+    import io
+
+    buf = io.StringIO()
+    _P(stream=buf).print_attribute(printer_type)
+    return f'dense<"0x{raw.hex().upper()}"> : {buf.getvalue()}'
 
 
 @irdl_op_definition

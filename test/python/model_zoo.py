@@ -744,9 +744,17 @@ def _export_sweep(spec: SweepSpec, path: Path, exporter: str, opset: int) -> Non
             )
         else:
             auto = torch.export.Dim.AUTO
-            shapes = {n: {d: auto for d in dyn.get(n, {})} for n in names}
-            torch.onnx.export(
-                model, args, str(path), input_names=names, output_names=list(spec.outputs),
-                dynamic_shapes=shapes, opset_version=opset, dynamo=True,
-                external_data=False, verbose=False,
-            )
+            shapes = tuple({d: auto for d in dyn.get(n, {})} for n in names)
+            try:
+                torch.onnx.export(
+                    model, args, str(path), input_names=names,
+                    output_names=list(spec.outputs), dynamic_shapes=shapes,
+                    opset_version=opset, dynamo=True, external_data=False, verbose=False,
+                )
+            except Exception:  # noqa: BLE001
+                # some models (T5, Swin in torch 2.13) only export at static shapes
+                torch.onnx.export(
+                    model, args, str(path), input_names=names,
+                    output_names=list(spec.outputs), opset_version=opset, dynamo=True,
+                    external_data=False, verbose=False,
+                )
