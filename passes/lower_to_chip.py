@@ -663,16 +663,16 @@ class Lowering:
         t = self.storage(v)
         n = t.nbytes
         for sp in ("O", "N"):
-            if _align(n) > self.caps[sp] // 2:
-                continue  # leave at least half of the cache to the working sets
-            lo = self.heaps[sp].alloc(v, n, self.caps[sp] // 2)
+            if _align(n) > self.caps[sp] - self.reserve(sp):
+                continue  # leave room for the working sets
+            lo = self.heaps[sp].alloc(v, n, self.reserve(sp))
             if lo is not None:
                 self.res[v] = sp
                 return True
         # evict residents that are needed later than `v` is
         mine = self.next_use(v)
         for sp in ("O", "N"):
-            if _align(n) > self.caps[sp] // 2:
+            if _align(n) > self.caps[sp] - self.reserve(sp):
                 continue
             cands = sorted((r for r, s2 in self.res.items() if s2 == sp and r not in protect),
                            key=lambda r: -self.next_use(r))
@@ -680,7 +680,7 @@ class Lowering:
                 if self.next_use(r) <= mine:
                     break
                 self.evict(r)
-                lo = self.heaps[sp].alloc(v, n, self.caps[sp] // 2)
+                lo = self.heaps[sp].alloc(v, n, self.reserve(sp))
                 if lo is not None:
                     self.res[v] = sp
                     return True
@@ -691,6 +691,11 @@ class Lowering:
         """The Stream access of the tile `ct` of `box` of a resident tensor."""
         bounds = tuple((s, s + (n - 1) * st + 1) for s, n, st in box)
         return (ct.space, ct.offset, ct.end, (t.offset, t.shape, bounds))
+
+    def reserve(self, sp: str) -> int:
+        """Bytes at the bottom of a cache kept for the working sets (op slots): 1/8 of
+        it (an op that needs more evicts residents, see lower_compute)."""
+        return self.caps[sp] // 8
 
     def drop_resident(self, v: SSAValue) -> None:
         sp = self.res.pop(v, None)

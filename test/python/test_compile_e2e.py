@@ -440,3 +440,67 @@ def test_errors_one_line(tmp_path, capsys, args, message):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and message in err and "Traceback" not in err, err
     assert not os.listdir(tmp_path), "partial output left behind"
+
+
+# --------------------------------------------------------------------------------------
+# on-chip chaining (lower-to-chip keeps results resident in the caches between ops)
+# --------------------------------------------------------------------------------------
+
+
+def make_inverted_residual(path: Path, c=16, t=6, hw=16, seed=0) -> Path:
+    """MobileNetV2-like block: 1x1 expand + ReLU6, depthwise 3x3 + ReLU6, 1x1 project,
+    residual add; then a 1x1 conv and global pooling."""
+    rng = np.random.default_rng(seed)
+    f = TensorProto.FLOAT
+    e = c * t
+    w = lambda *s: (rng.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32)  # noqa: E731
+    b = lambda n: (0.1 * rng.standard_normal(n)).astype(np.float32)  # noqa: E731
+    inits = [
+        _init("we", w(e, c, 1, 1)), _init("be", b(e)), _init("wd", w(e, 1, 3, 3)), _init("bd", b(e)),
+        _init("wp", w(c, e, 1, 1)), _init("bp", b(c)), _init("wh", w(2 * c, c, 1, 1)),
+        _init("lo", np.array(0.0, np.float32)), _init("hi", np.array(6.0, np.float32)),
+    ]
+    N = helper.make_node
+    nodes = [
+        N("Conv", ["x", "we", "be"], ["e0"]), N("Clip", ["e0", "lo", "hi"], ["e1"]),
+        N("Conv", ["e1", "wd", "bd"], ["d0"], group=e, pads=[1, 1, 1, 1]), N("Clip", ["d0", "lo", "hi"], ["d1"]),
+        N("Conv", ["d1", "wp", "bp"], ["p0"]), N("Add", ["x", "p0"], ["r"]),
+        N("Conv", ["r", "wh"], ["h"]), N("GlobalAveragePool", ["h"], ["y"]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", f, [1, c, hw, hw])],
+        [helper.make_tensor_value_info("y", f, [1, 2 * c, 1, 1])],
+        inits,
+        path,
+    )
+
+
+PER_OP = "builtin.module(graph-fold-constants,canonicalize,dce,lower-to-chip{chain=false})"
+
+
+@pytest.mark.parametrize("maker", [make_inverted_residual, make_transformer_block], ids=["inverted-residual", "transformer"])
+def test_chaining_moves_fewer_bytes(tmp_path, maker):
+    """Chained (default) vs the per-op STORE/LOAD path: both match onnxruntime, the
+    chained program reads intermediate results from the caches (fewer DMA bytes, fewer
+    cycles) and leaves no intermediate STORE behind."""
+    model = maker(tmp_path / "m.onnx")
+    feeds = _feeds(model)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ra = check_model(model, feeds, tmp_path / "a")
+    rb = check_model(model, feeds, tmp_path / "b", "--pipeline", PER_OP)
+    assert ra["bytes_moved"] < 0.8 * rb["bytes_moved"], (ra["bytes_moved"], rb["bytes_moved"])
+    assert ra["cycles"] < rb["cycles"], (ra["cycles"], rb["cycles"])
+    text = (tmp_path / "a" / "prog.s").read_text()
+    stores = [ln for ln in text.splitlines() if " STORE " in ln]
+    assert len(stores) == 1, stores  # only the graph output reaches storage
+    assert any(ln.split()[1:2] in (["Conv"], ["MatMul"]) and "<- O:" in ln for ln in text.splitlines())
+
+
+def test_chaining_tiny_caches_falls_back(tmp_path):
+    """Results that do not fit a tiny target's caches take the per-op path."""
+    model = make_inverted_residual(tmp_path / "m.onnx")
+    args = ("--target", str(TINY))
+    report = check_model(model, _feeds(model), tmp_path, *args, sim_args=args)
+    assert report["units"]["DAU0"]["instructions"] > 100
