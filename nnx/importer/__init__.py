@@ -67,6 +67,10 @@ def import_model(
     if batch is not None and batch < 1:
         raise UserError(f"--batch must be a positive integer, not {batch}")
     validate_model(model, path)
+    from nnx.importer.builder import _ALIAS_OPS, _graph_ops
+    from nnx.importer.expand import expand_functions
+
+    model = expand_functions(model, set(_graph_ops()) | set(_ALIAS_OPS))
     ig = ImportGraph.from_model(model, path)
     if constants:
         ig.bind_inputs(dict(constants))

@@ -6,6 +6,8 @@ for the op patterns each brings:
 
 * llama (dynamo, opset 18)   RMSNorm (Pow/ReduceMean/Sqrt), rotary embeddings (Slice/
                               Neg/Concat, Cos/Sin), SiLU-gated MLP, GQA Expand, padded mask
+* llama (dynamo, opset 23)   the same as opset-23 RMSNormalization/RotaryEmbedding/
+                              Attention nodes, expanded from their ONNX function bodies
 * roberta (TorchScript 17)   CumSum position ids, -inf attention mask constants (a padded
                               tail), scaled_dot_product_attention decomposition
 * swin (TorchScript 17)      window partition/roll (Slice+Concat), relative position
@@ -37,6 +39,7 @@ TOL = 1e-4
 
 CASES = [
     ("llama", "dynamo", 18),
+    ("llama", "dynamo", 23),
     ("roberta", "ts", 17),
     ("swin", "ts", 17),
     ("wav2vec2", "ts", 17),
