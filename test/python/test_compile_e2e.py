@@ -504,3 +504,28 @@ def test_chaining_tiny_caches_falls_back(tmp_path):
     args = ("--target", str(TINY))
     report = check_model(model, _feeds(model), tmp_path, *args, sim_args=args)
     assert report["units"]["DAU0"]["instructions"] > 100
+
+
+def test_group_chaining_large_block(tmp_path):
+    """An inverted-residual block whose expanded tensor (96x56x56 f32, 1.2 MB) exceeds the
+    output cache: lowered per group of expanded channels, nothing but the graph output
+    is stored, and it matches onnxruntime and the per-op path."""
+    model = make_inverted_residual(tmp_path / "m.onnx", hw=56)
+    feeds = _feeds(model)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ra = check_model(model, feeds, tmp_path / "a")
+    rb = check_model(model, feeds, tmp_path / "b", "--pipeline", PER_OP)
+    assert ra["bytes_moved"] < 0.5 * rb["bytes_moved"], (ra["bytes_moved"], rb["bytes_moved"])
+    text = (tmp_path / "a" / "prog.s").read_text()
+    assert len([ln for ln in text.splitlines() if " STORE " in ln]) == 1
+    assert any(" Conv " in ln and ", acc" in ln for ln in text.splitlines())  # C's reduction chunks
+    # the same with 90 % pruned sparse weights (packed values + connection data per group)
+    pruned = tmp_path / "p.onnx"
+    prune_model(model, pruned, 0.9)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "d").mkdir()
+    rc = check_model(pruned, feeds, tmp_path / "c", "--sparsify", "weight-threshold=0.0")
+    rd = check_model(pruned, feeds, tmp_path / "d")
+    assert rc["macs_skipped"] > 0 and rc["cycles"] < 0.8 * rd["cycles"], (rc["cycles"], rd["cycles"])
+    assert len([ln for ln in (tmp_path / "c" / "prog.s").read_text().splitlines() if " STORE " in ln]) == 1
