@@ -344,8 +344,10 @@ class Slot:
 
 
 class Layout:
-    def __init__(self) -> None:
+    def __init__(self, base: dict[str, int] | None = None) -> None:
         self.top = {"N": 0, "W": 0, "O": 0}
+        if base:
+            self.top.update(base)
 
     def add(self, slot: Slot) -> Slot:
         slot.base = self.top[slot.space]
@@ -457,6 +459,7 @@ class Lowering:
         self.uses: dict[Any, list[int]] = {}  # root -> op indices reading it
         self.must_store: set = set()
         self.idx = 0
+        self.flip = 0
         self.stream = Stream()
         self.const_top = 0
         self.data_top = _DATA_BASE
@@ -943,23 +946,27 @@ class Lowering:
                     sl[f"e{tag}{e}_{j}"] = lay.add(Slot(sp, math.prod(box_shape(box)) * t.itemsize, 1 if tag == "c" else nb))
             return sl, lay
 
+        # the largest group that fits double-buffered (the stages then overlap), else
+        # single-buffered
         choice = None
-        g = ca
-        while g >= 1 and choice is None:
-            for nb in (2, 1):
+        for nb in (2, 1):
+            g = ca
+            while g >= 1 and choice is None:
                 for spa, spb in (("O", "N"), ("N", "O"), ("N", "N"), ("O", "O")):
                     sl, lay = layout_for(g, nb, spa, spb)
                     if all(lay.top[s] <= caps[s] for s in lay.top):
                         choice = (g, nb, sl)
                         break
-                if choice is not None:
-                    break
-            else:
                 g = g // 2 if g > 8 else g - 1
+            if choice is not None:
+                break
         if choice is None:
             self.drop_resident(vc)
             return False
         g, nb, sl = choice
+        import os, sys
+        if os.environ.get("NNX_DEBUG"):
+            print("group chain", sa, sb, "g", g, "nb", nb, {k: (v.space, v.size) for k, v in sl.items()}, caps, file=sys.stderr)
 
         # A's input, whole, once
         if x.resident:
@@ -1031,11 +1038,12 @@ class Lowering:
             ot_c = Tile("O", buf, sc, "f32")
             oacc_c = ("O", buf, ot_c.end)
         battrs = dict(pb[3])
-        c0 = 0
-        first = True
-        while c0 < ca:
-            n = min(g, ca - c0)
-            # A[g]
+        groups = [(c0, min(g, ca - c0)) for c0 in range(0, ca, g)]
+        ta_t: dict[int, tuple] = {}
+        tb_t: dict[int, tuple] = {}
+
+        def stage_a(k: int) -> None:
+            c0, n = groups[k]
             wa = wshape(pa)
             wt, wm, rd = weight("A", pa, ((c0, n, 1),) + tuple((0, d, 1) for d in wa[1:]), opa)
             bt, brd = bias("A", pa, ((c0, n, 1),))
@@ -1047,7 +1055,12 @@ class Lowering:
                    [xacc] + rd + brd, [tacc])
             abox = ((0, sa[0], 1), (c0, n, 1), (0, sa[2], 1), (0, sa[3], 1))
             epilogue("a", epa, ta, tacc, abox)
-            # B[g] (depthwise)
+            ta_t[k] = (ta, tacc)
+
+        def stage_b(k: int) -> None:
+            # depthwise on the same channels
+            c0, n = groups[k]
+            ta, tacc = ta_t.pop(k)
             wt, wm, rd = weight("B", pb, ((c0, n, 1),) + tuple((0, d, 1) for d in wshape(pb)[1:]), opb)
             bt, brd = bias("B", pb, ((c0, n, 1),))
             tb_buf = sl["tb"].next()
@@ -1059,22 +1072,36 @@ class Lowering:
                    [tacc] + rd + brd, [tbacc])
             bbox = ((0, sb[0], 1), (c0, n, 1), (0, sb[2], 1), (0, sb[3], 1))
             epilogue("b", epb, tb, tbacc, bbox)
-            # C, chunk g of its reduction
+            tb_t[k] = (tb, tbacc)
+
+        def stage_c(k: int) -> None:
+            # chunk k of C's reduction, accumulated in C's output
+            c0, n = groups[k]
+            tb, tbacc = tb_t.pop(k)
             wc = wshape(pc)
             wt, wm, rd = weight("C", pc, ((0, cc, 1), (c0, n, 1)) + tuple((0, d, 1) for d in wc[2:]), opc)
             srcs = [tb, wt]
             brd = []
-            if first and pc[2] is not None:
+            if k == 0 and pc[2] is not None:
                 bt, brd = bias("C", pc, ((0, cc, 1),))
                 srcs.append(bt)
             opts: dict[str, Any] = {"wmask": wm} if wm is not None else {}
             reads = [tbacc] + rd + brd
-            if not first:
+            if k > 0:
                 opts["acc"] = True
                 reads.append(oacc_c)
             S.emit(Instr(self.next_unit("MPU"), "Conv", [ot_c], srcs, dict(pc[3]), opts), reads, [oacc_c])
-            first = False
-            c0 += n
+
+        # software pipeline (double buffers): step k issues A[k], B[k-1], C[k-2], so the
+        # MPU computes A[k] while the VPU runs B[k-1]'s epilogue, and so on
+        skew = 1 if nb == 2 else 0
+        for k in range(len(groups) + 2 * skew):
+            if k < len(groups):
+                stage_a(k)
+            if 0 <= k - skew < len(groups):
+                stage_b(k - skew)
+            if 0 <= k - 2 * skew < len(groups):
+                stage_c(k - 2 * skew)
         epilogue("c", epc, ot_c, oacc_c, full_box(sc))
         if not out.resident:
             S.emit(Instr(self.next_unit("DAU"), "STORE", [out_s.tile(full_box(sc))], [ot_c]), [oacc_c], [("S", out_s.key)])
@@ -1314,8 +1341,18 @@ class Lowering:
                     raise
                 nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
                 steps = plan(rule, need, caps, self.soft())
-        layout = Layout()
-        slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in slot_bytes(steps).items()}
+        sizes = slot_bytes(steps)
+        trial = Layout()
+        for sp, n, varies in sizes.values():
+            trial.add(Slot(sp, n, nb if varies else 1))
+        base = None
+        if self.chain and all(trial.top[s] <= caps[s] // 2 // ALIGN * ALIGN for s in trial.top):
+            # consecutive ops alternate between the two halves of the working region,
+            # so the DMA of the next op's operands overlaps this op's compute
+            self.flip ^= 1
+            base = {s: (caps[s] // 2 // ALIGN * ALIGN) * self.flip for s in trial.top}
+        layout = Layout(base)
+        slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in sizes.items()}
         self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
 
     def plan_mpu(self, rule, srcs, dsts, sparse, need, caps):
