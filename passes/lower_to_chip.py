@@ -79,6 +79,7 @@ from nnx.tiling import (
 )
 
 ALIGN = 64
+ROTATE = 4  # most working-set regions consecutive ops rotate over (prefetch depth)
 PLAN_UNITS = 2  # compute units the MPU tiling is planned for (see Lowering.plan_mpu)
 _DATA_BASE = 1 << 44  # data-region addresses before relocation behind the constants
 
@@ -1346,11 +1347,13 @@ class Lowering:
         for sp, n, varies in sizes.values():
             trial.add(Slot(sp, n, nb if varies else 1))
         base = None
-        if self.chain and all(trial.top[s] <= caps[s] // 2 // ALIGN * ALIGN for s in trial.top):
-            # consecutive ops alternate between the two halves of the working region,
-            # so the DMA of the next op's operands overlaps this op's compute
-            self.flip ^= 1
-            base = {s: (caps[s] // 2 // ALIGN * ALIGN) * self.flip for s in trial.top}
+        nreg = min([ROTATE] + [caps[s] // max(trial.top[s], 1) for s in trial.top])
+        if self.chain and nreg >= 2:
+            # consecutive ops rotate over `nreg` parts of the free working region, so
+            # the DMA (and connection-data conversion) of the next ops' operands
+            # overlaps this op's compute
+            self.flip += 1
+            base = {s: (caps[s] // nreg // ALIGN * ALIGN) * (self.flip % nreg) for s in trial.top}
         layout = Layout(base)
         slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in sizes.items()}
         self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
