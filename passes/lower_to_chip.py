@@ -927,10 +927,10 @@ class Lowering:
             for name, p, n in (("A", pa, g * math.prod(wshape(pa)[1:])), ("B", pb, g * math.prod(wshape(pb)[1:])),
                                ("C", pc, g * wshape(pc)[0] * math.prod(wshape(pc)[2:]))):
                 if p[4] is not None:
-                    sl[name + "w"] = lay.add(Slot("W", n * 4, nb))
+                    sl[name + "w"] = lay.add(Slot("W", n * 6, nb))  # values (+ stride index)
                     sl[name + "wm"] = lay.add(Slot("W", n, nb))
                     if p[4].density < 0.5:
-                        sl[name + "wi"] = lay.add(Slot("W", n * 2, nb))
+                        sl[name + "wi"] = Slot("W", 1, 1)  # marker: the stride transport
                 else:
                     sl[name + "w"] = lay.add(Slot("W", n * 4, nb))
                 if p[2] is not None:
@@ -1301,7 +1301,9 @@ class Lowering:
                     nnz = max(1, sparse.max_nnz(boxes))
                     res["w"] = ("W", nnz * isz[j], varies)
                     if sparse.density < 0.5:
-                        res["wi"] = ("W", nnz * 2, varies)
+                        # the stride index travels behind the values (same buffer)
+                        res["w"] = ("W", nnz * (isz[j] + 2), varies)
+                        res["wi"] = ("W", 1, False)
                     res["wm"] = ("W", n, varies)
                     continue
                 res[f"i{j}"] = (space[j], n * isz[j], varies)
@@ -1589,29 +1591,30 @@ class Lowering:
         packed = vals[mask]
         if packed.size == 0:
             packed = np.zeros(1, vals.dtype)
-        pk = self.const_array(packed, "wpk")
-        pbuf = ws.next()
-        pt = Tile("W", pbuf, (packed.size,), w.dtype)
-        S.emit(Instr(unit, "LOAD", [pt], [pk.tile(full_box(pk.shape))]), [("S", pk.key)], [("W", pbuf, pbuf + pt.nbytes)])
         mbuf = wm.next()
         mt = Tile("W", mbuf, shape, "ui8")
         L = mask.size
         pos = np.flatnonzero(mask.reshape(-1))
         stride = np.diff(pos, prepend=0)
+        pbuf = ws.next()
+        pt = Tile("W", pbuf, (packed.size,), w.dtype)
         if stride.size and "wi" in slots and stride.max() < 2**15 and 2 * stride.size < L:
             # the cheaper transport: the stride index (only the kept weights' distances)
             # travels and the mapping unit converts it to the direct index the MPU
-            # reads (claims 6, 9-10)
-            islot = slots["wi"]
-            ibuf = islot.next()
-            ic = self.const_array(stride.astype(np.int16), "widx")
-            it = Tile("W", ibuf, (stride.size,), "i16")
-            S.emit(Instr(unit, "LOAD", [it], [ic.tile(full_box(ic.shape))]),
-                   [("S", ic.key)], [("W", ibuf, ibuf + it.nbytes)])
+            # reads (claims 6, 9-10). Values and index are one constant, moved by one
+            # DMA (one fixed transfer cost instead of two)
+            idx = stride.astype(np.int16)
+            blob = np.concatenate([packed.view(np.uint8).reshape(-1), idx.view(np.uint8).reshape(-1)])
+            bc = self.const_array(blob, "wpk")
+            bt = Tile("W", pbuf, (blob.size,), "ui8")
+            S.emit(Instr(unit, "LOAD", [bt], [bc.tile(full_box(bc.shape))]), [("S", bc.key)], [("W", pbuf, pbuf + blob.size)])
+            it = Tile("W", pbuf + packed.nbytes, (stride.size,), "i16")
             flat_m = Tile("W", mbuf, (L,), "ui8")
-            S.emit(Instr(self.next_unit("MAP"), "CONVERT", [flat_m], [it]), [("W", ibuf, ibuf + it.nbytes)],
+            S.emit(Instr(self.next_unit("MAP"), "CONVERT", [flat_m], [it]), [("W", it.offset, it.end)],
                    [("W", mbuf, mbuf + L)])
         else:
+            pk = self.const_array(packed, "wpk")
+            S.emit(Instr(unit, "LOAD", [pt], [pk.tile(full_box(pk.shape))]), [("S", pk.key)], [("W", pbuf, pbuf + pt.nbytes)])
             mc = self.const_array(mask.astype(np.uint8), "wconn")
             S.emit(Instr(unit, "LOAD", [mt], [mc.tile(full_box(mc.shape))]), [("S", mc.key)], [("W", mbuf, mbuf + mt.nbytes)])
         ws.cur = key
