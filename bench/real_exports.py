@@ -55,11 +55,14 @@ def run(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - t, r
 
 
-def one(name: str, exporter: str, opset: int, use_batch: bool = False) -> dict:
+def one(name: str, exporter: str, opset: int, use_batch: bool = False, alt: bool = False) -> dict:
     import onnxruntime as ort
 
     row = {"model": name, "exporter": exporter, "opset": opset, "ops": "", "import_s": "",
            "interp_s": "", "err": "", "status": "", "shape_opt": "--batch" if use_batch else "--input-shape"}
+    shapes = model_zoo.alt_shapes(name) if alt else None
+    if alt:
+        row["shape_opt"] = "--input-shape " + ",".join("x".join(map(str, v)) for v in dict.fromkeys(shapes.values()))
     t = time.perf_counter()
     try:
         path = model_zoo.get_export(name, exporter, opset)
@@ -73,8 +76,8 @@ def one(name: str, exporter: str, opset: int, use_batch: bool = False) -> dict:
     if not any(d.dim_param or not d.dim_value for vi in m.graph.input if vi.name not in init
                for d in vi.type.tensor_type.shape.dim):
         row["shape_opt"] += " (static export)"
-    feeds = model_zoo.sweep_inputs(name)
-    work = WORK / f"{name}-{exporter}{opset}{'-b' if use_batch else ''}"
+    feeds = model_zoo.sweep_inputs(name, shapes=shapes)
+    work = WORK / f"{name}-{exporter}{opset}{'-b' if use_batch else ''}{'-alt' if alt else ''}"
     work.mkdir(parents=True, exist_ok=True)
     inputs = []
     for k, v in feeds.items():
@@ -89,8 +92,8 @@ def one(name: str, exporter: str, opset: int, use_batch: bool = False) -> dict:
         shape_args = ["--batch", "1"]
     else:
         shape_args = []
-        for k, (shape, _) in model_zoo.SWEEP[name].inputs.items():
-            shape_args += ["--input-shape", f"{k}={'x'.join(map(str, shape))}"]
+        for k, v in feeds.items():
+            shape_args += ["--input-shape", f"{k}={'x'.join(map(str, v.shape))}"]
     mlir = work / "model.mlir"
     dt, r = run([str(BIN / "nnx-import"), str(path), "-o", str(mlir), *shape_args])
     row["import_s"] = round(dt, 2)
@@ -160,6 +163,8 @@ def main() -> int:
     ap.add_argument("models", nargs="*")
     ap.add_argument("--exporters", default=",".join(f"{e}{o}" for e, o in model_zoo.EXPORTERS))
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--alt", action="store_true",
+                    help="also import ts17/dynamo23 exports at batch 2 (sequence 24)")
     ap.add_argument("--json", default=str(WORK / "results.json"))
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -170,12 +175,15 @@ def main() -> int:
     if Path(args.json).exists():
         old = {(r["model"], r["exporter"], r["opset"], r["shape_opt"]): r for r in json.loads(Path(args.json).read_text())}
     for name in names:
-        variants = [(e, o, False) for e, o in exps]
+        variants = [(e, o, False, False) for e, o in exps]
         spec = model_zoo.SWEEP[name]
         if all(set(d) <= {0} for d in spec.dynamic.values()) and ("ts", 17) in exps:
-            variants.append(("ts", 17, True))
-        for e, o, b in variants:
-            row = one(name, e, o, b)
+            variants.append(("ts", 17, True, False))
+        for e, o in exps:
+            if args.alt and o in (17, 23):
+                variants.append((e, o, False, True))
+        for e, o, b, alt in variants:
+            row = one(name, e, o, b, alt)
             print(" | ".join(str(row[k]) for k in ("model", "exporter", "opset", "shape_opt", "ops", "import_s", "interp_s", "err", "status")), flush=True)
             old[(row["model"], row["exporter"], row["opset"], row["shape_opt"])] = row
     order = {n: i for i, n in enumerate(model_zoo.SWEEP)}

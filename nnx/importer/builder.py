@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -78,6 +79,12 @@ def check_supported(ig: ImportGraph) -> None:
     for n in ig.nodes:
         if n.op_type in ops:
             continue
+        graphs = [k for k, v in n.attrs.items() if isinstance(v, onnx.GraphProto)]
+        if graphs:
+            raise node_error(
+                n, f"unsupported op (control flow: subgraph attribute '{graphs[0]}'; "
+                "only an If whose condition is a constant is supported)"
+            )
         if n.op_type in _ALIAS_OPS and _aliasable(n):
             continue
         raise node_error(n, f"unsupported op {n.op_type}")

@@ -66,6 +66,13 @@ def _expand_once(model: onnx.ModelProto, todo: list[int], version: int) -> onnx.
             continue
         name = f"{node.op_type}_{k}"
         fn.name, fn.domain = name, DOMAIN
+        # a body defined at an older opset (GroupNormalization-21 in an opset-23 model)
+        # is declared at the model's: onnx.inliner leaves functions whose opset differs
+        # from the model's uninlined (the ops such bodies use changed since only by
+        # accepting more element types)
+        for o in fn.opset_import:
+            if o.domain in ("", "ai.onnx"):
+                o.version = version
         node.domain, node.op_type = DOMAIN, name
         funcs.append(fn)
     if not funcs:
@@ -86,7 +93,10 @@ def _expand_once(model: onnx.ModelProto, todo: list[int], version: int) -> onnx.
 def _function_of(schema, node: onnx.NodeProto, version: int, types) -> onnx.FunctionProto | None:
     if schema.has_function:
         fn = onnx.FunctionProto()
-        body = schema.get_function_with_opset_version(version) or schema.function_body
+        body = schema.function_body
+        fversions = [v for v in schema.function_opset_versions if v <= version]
+        if fversions:
+            body = schema.get_function_with_opset_version(max(fversions)) or body
         if isinstance(body, bytes):
             fn.ParseFromString(body)
         else:
@@ -101,14 +111,15 @@ def _function_of(schema, node: onnx.NodeProto, version: int, types) -> onnx.Func
             t = onnx.TypeProto()
         in_types.append(t.SerializeToString())
     try:
-        if version in schema.context_dependent_function_opset_versions or not hasattr(
-            schema, "get_context_dependent_function_with_opset_version"
-        ):
-            raw = schema.get_context_dependent_function(node.SerializeToString(), in_types)
-        else:
+        # the body defined for the newest opset <= the model's (GroupNormalization-21's
+        # body serves opset 23 models)
+        cversions = [v for v in schema.context_dependent_function_opset_versions if v <= version]
+        if cversions:
             raw = schema.get_context_dependent_function_with_opset_version(
-                version, node.SerializeToString(), in_types
+                max(cversions), node.SerializeToString(), in_types
             )
+        else:
+            raw = schema.get_context_dependent_function(node.SerializeToString(), in_types)
     except Exception:  # noqa: BLE001
         return None
     if not raw:

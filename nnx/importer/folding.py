@@ -86,6 +86,11 @@ def fold_pass(ig: ImportGraph, types: dict[str, TypeInfo]) -> bool:
     kept: list[Node] = []
     changed = False
     for node in ig.nodes:
+        branch = _taken_branch(ig, node)
+        if branch is not None:
+            kept.extend(branch)
+            changed = True
+            continue
         outs = _try_fold(ig, node, types)
         if outs is None:
             kept.append(node)
@@ -99,6 +104,44 @@ def fold_pass(ig: ImportGraph, types: dict[str, TypeInfo]) -> bool:
         changed = True
     ig.nodes = kept
     return changed
+
+
+def _taken_branch(ig: ImportGraph, node: Node) -> list[Node] | None:
+    """The nodes replacing an `If` whose condition is a constant: the taken branch's
+    nodes (its constants become constants) and an Identity per output. ONNX names are
+    unique across nested graphs, so the branch's names need no renaming; the branch
+    may use outer values, which precede the If in the schedule."""
+    if node.op_type != "If" or node.domain not in DEFAULT_DOMAINS or not node.inputs:
+        return None
+    cond = ig.consts.get(node.inputs[0])
+    if cond is None or cond.size != 1:
+        return None
+    g = node.attrs.get("then_branch" if bool(cond.reshape(())) else "else_branch")
+    if not isinstance(g, onnx.GraphProto) or len(g.output) != len(node.outputs):
+        return None
+    from nnx.importer.onnx_graph import attribute_value, constant_node_value, tensor_value
+
+    out: list[Node] = []
+    for t in g.initializer:
+        ig.consts[t.name] = tensor_value(t, f"initializer '{t.name}'")
+        ig.const_origin[t.name] = node.proto.name
+    for p in g.node:
+        if p.op_type == "Constant" and p.domain in DEFAULT_DOMAINS and len(p.output) == 1:
+            ig.consts[p.output[0]] = constant_node_value(p)
+            ig.const_origin[p.output[0]] = p.name
+            continue
+        out.append(Node(proto=p, inputs=list(p.input), outputs=list(p.output),
+                        attrs={a.name: attribute_value(a, p) for a in p.attribute}))
+    for vi, name in zip(g.output, node.outputs):
+        if not name:
+            continue
+        if vi.name in ig.consts and not any(vi.name in n.outputs for n in out):
+            ig.consts[name] = ig.consts[vi.name]
+            ig.const_origin[name] = node.proto.name
+            continue
+        ident = helper.make_node("Identity", [vi.name], [name], name=f"{node.proto.name}/{name}")
+        out.append(Node(proto=ident, inputs=[vi.name], outputs=[name]))
+    return out
 
 
 def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> list[np.ndarray] | None:

@@ -77,6 +77,10 @@ def attribute_value(attr: AttributeProto, node: NodeProto) -> Any:
     if t == AttributeProto.TENSORS:
         return [numpy_helper.to_array(x) for x in attr.tensors]
     kind = AttributeProto.AttributeType.Name(t)
+    if t == AttributeProto.GRAPH and node.op_type == "If" and node.domain in DEFAULT_DOMAINS:
+        # kept as the GraphProto: an If whose condition folds to a constant is replaced
+        # by its taken branch (folding.py); any other If is reported unsupported
+        return attr.g
     if t in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
         raise UserError(
             f"unsupported op (control flow: subgraph attribute '{attr.name}') "

@@ -559,6 +559,55 @@ def _yolo_head():
     return model
 
 
+def _mixed_cnn():
+    """Classic-CNN odds and ends in one model: ceil-mode max pool, average pool without
+    padding in the count, LRN, dilated and grouped convs, channel shuffle, PReLU/ELU/
+    Softplus/tanh-GELU, GroupNorm and InstanceNorm, reflect padding, non-global adaptive
+    pool, PixelShuffle, bicubic and align-corners bilinear resizes."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    torch.manual_seed(0)
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+            self.bn = nn.BatchNorm2d(16)
+            self.prelu = nn.PReLU(16)
+            self.lrn = nn.LocalResponseNorm(3)
+            self.c2 = nn.Conv2d(16, 16, 3, padding=2, dilation=2, groups=4)
+            self.gn = nn.GroupNorm(4, 16)
+            self.c3 = nn.Conv2d(16, 32, 3, stride=2, padding=0)
+            self.inorm = nn.InstanceNorm2d(32, affine=True)
+            self.c4 = nn.Conv2d(32, 12, 1)
+            self.fc = nn.Linear(6 * 2 * 2 + 3, 10)
+
+        def forward(self, x):
+            y = self.prelu(self.bn(self.c1(x)))
+            y = F.max_pool2d(y, 3, 2, ceil_mode=True)
+            y = self.lrn(y)
+            y = F.elu(self.gn(self.c2(y)))
+            b, c, h, w = y.shape
+            y = y.view(b, 4, c // 4, h, w).transpose(1, 2).reshape(b, c, h, w)  # shuffle
+            y = F.pad(y, (1, 2, 0, 1), mode="reflect")
+            y = F.softplus(self.inorm(self.c3(y)))
+            y = F.avg_pool2d(y, 3, 1, padding=1, count_include_pad=False)
+            y = F.gelu(self.c4(y), approximate="tanh")
+            y = F.pixel_shuffle(y, 2)  # 12 -> 3 channels, 2x spatial
+            up = F.interpolate(y, scale_factor=1.5, mode="bicubic", align_corners=False)
+            up2 = F.interpolate(y, size=(9, 9), mode="bilinear", align_corners=True)
+            z = torch.cat([F.avg_pool2d(up, (8, 9)), F.max_pool2d(up2, 3)], 1)
+            z = z[:, :, 1:, :2]  # 6 channels at 2x2 -> 24
+            extra = y.mean(dim=(2, 3))
+            return self.fc(torch.cat([z.flatten(1), extra], 1))
+
+    model = Mixed().eval()
+    _randomise_all(model)
+    return model
+
+
 SWEEP: dict[str, SweepSpec] = {
     "vit": SweepSpec(
         _hf("ViTConfig", "ViTModel", ["pixel_values"], ["last_hidden_state", "pooler_output"],
@@ -654,14 +703,32 @@ SWEEP: dict[str, SweepSpec] = {
                       {"input": {0: "batch"}}, hf=False),
     "yolo_head": SweepSpec(_yolo_head, {"images": ((1, 3, 64, 64), "float32")}, ("detections",),
                            {"images": {0: "batch"}}, hf=False),
+    "mixed_cnn": SweepSpec(_mixed_cnn, {"input": ((1, 3, 32, 32), "float32")}, ("logits",),
+                           {"input": {0: "batch"}}, hf=False),
 }
 
 
-def sweep_inputs(name: str, seed: int = 0) -> dict[str, np.ndarray]:
-    """Deterministic inputs for SWEEP[name] (ids < VOCAB, masks with padding at the end)."""
+def alt_shapes(name: str, batch: int = 2, seq: int = 24) -> dict[str, tuple[int, ...]]:
+    """Other static shapes for SWEEP[name]'s dynamic axes: `batch` for dim 0 and `seq`
+    for sequence axes (the exports are dynamic there; importing at shapes other than
+    the traced ones checks that nothing traced stayed baked in)."""
+    spec = SWEEP[name]
+    out = {}
+    for inp, (shape, _) in spec.inputs.items():
+        dims = list(shape)
+        for d, sym in spec.dynamic.get(inp, {}).items():
+            dims[d] = batch if d == 0 else (seq if sym == "seq" else dims[d])
+        out[inp] = tuple(dims)
+    return out
+
+
+def sweep_inputs(name: str, seed: int = 0, shapes: dict | None = None) -> dict[str, np.ndarray]:
+    """Deterministic inputs for SWEEP[name] (ids < VOCAB, masks with padding at the end),
+    at its static shapes or at `shapes` (input name -> shape)."""
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
     for inp, (shape, dtype) in SWEEP[name].inputs.items():
+        shape = (shapes or {}).get(inp, shape)
         if dtype == "float32":
             feeds[inp] = rng.standard_normal(shape).astype(np.float32)
         elif inp == "input_ids":
@@ -696,9 +763,7 @@ def get_export(name: str, exporter: str = "ts", opset: int = 17) -> Path:
         except ImportError:
             _unavailable("the dynamo exporter needs onnxscript (pip install onnxscript)")
         versions.append(onnxscript.__version__)
-    key = hashlib.sha256(
-        Path(__file__).read_bytes() + "|".join(versions).encode()
-    ).hexdigest()[:12]
+    key = hashlib.sha256(_sweep_key(spec).encode() + "|".join(versions).encode()).hexdigest()[:12]
     stem = f"{name}-{exporter}{opset}"
     path = CACHE / f"{stem}-{key}.onnx"
     if path.exists():
@@ -723,6 +788,20 @@ def get_export(name: str, exporter: str = "ts", opset: int = 17) -> Path:
             if extra != tmp:
                 extra.unlink(missing_ok=True)
     return path
+
+
+def _sweep_key(spec: SweepSpec) -> str:
+    """What an export of `spec` depends on: the shared export code and this model's
+    builder (source and closure values), not the rest of this file (editing one sweep
+    model re-exports only that one)."""
+    import inspect
+
+    parts = [inspect.getsource(f) for f in (_export_sweep, _randomise_all, _HFWrap, _finish)]
+    parts.append(inspect.getsource(spec.build))
+    for cell in spec.build.__closure__ or ():
+        parts.append(repr(cell.cell_contents))
+    parts.append(repr((spec.inputs, spec.outputs, spec.dynamic)))
+    return "\n".join(parts)
 
 
 def _export_sweep(spec: SweepSpec, path: Path, exporter: str, opset: int) -> None:
