@@ -1354,8 +1354,8 @@ class Lowering:
             # consecutive ops rotate over `nreg` parts of the free working region, so
             # the DMA (and connection-data conversion) of the next ops' operands
             # overlaps this op's compute
-            self.flip += 1
             base = {s: (caps[s] // nreg // ALIGN * ALIGN) * (self.flip % nreg) for s in trial.top}
+            self.flip += 1
         layout = Layout(base)
         slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in sizes.items()}
         self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
