@@ -61,6 +61,7 @@ def _expand_once(model: onnx.ModelProto, todo: list[int], version: int) -> onnx.
     for k in todo:
         node = m.graph.node[k]
         s = _schema(node.op_type, version)
+        _add_default_attributes(node, s)
         fn = _function_of(s, node, version, types)
         if fn is None:
             continue
@@ -88,6 +89,21 @@ def _expand_once(model: onnx.ModelProto, todo: list[int], version: int) -> onnx.
     del out.functions[:]
     out.functions.extend(f for f in model.functions)
     return out
+
+
+def _add_default_attributes(node: onnx.NodeProto, schema) -> None:
+    """Spell out the attributes the node leaves at their schema default: function
+    bodies refer to them (`Constant value_float: @alpha`, `ReduceMean axes: @axes`) and
+    the inliner drops a reference to an absent attribute."""
+    have = {a.name for a in node.attribute}
+    for name, a in schema.attributes.items():
+        d = a.default_value
+        if name in have or d is None or not d.type:
+            continue
+        attr = onnx.AttributeProto()
+        attr.CopyFrom(d)
+        attr.name = name
+        node.attribute.append(attr)
 
 
 def _function_of(schema, node: onnx.NodeProto, version: int, types) -> onnx.FunctionProto | None:
