@@ -27,6 +27,19 @@ dimensions, along the last axis. A *direct index* is a `ui8` (or `i1`) tile, 1 w
 |x| > threshold; a *stride index* is an `i32` tile of the same shape, left-packed
 distances between consecutive kept positions (the first measured from position 0),
 padded with -1.
+
+Operands of MPU and VPU instructions (sources, destinations, `nmask`/`wmask`) may be in
+*any* cache: N, W or O. In particular a result left in the output cache by one
+instruction is read there by the next one (the caches of seed 004 are separate
+buffers, not FIFOs into fixed ports), which is how `lower-to-chip` chains ops on chip
+without a STORE/LOAD round trip through storage; no MOVE O -> N is needed for that.
+Reading a cache costs no extra cycles (the compute formulas count elements, not the
+space). DMA (LOAD/STORE/MOVE) is the only instruction that touches `S`.
+
+Sparse MPU weights: source #1 is either the dense weight tile with `wmask` of the same
+shape, or the *packed* surviving values (a 1-D tile, row-major order of the mask) with
+`wmask` the full-shape direct index -- the form `lower-to-chip` emits. EXPAND (packed
+values -> dense tile) stays in the ISA but the compiler does not need it.
 """
 
 from __future__ import annotations
