@@ -53,6 +53,50 @@ def _match(indptr, indices, eweight, vsize, perm, max_size, eligible_only):
 
 
 @nb.njit(cache=True)
+def _two_hop(indptr, indices, eweight, vsize, match, max_size):
+    """nnx (METIS's two-hop matching): pair vertices left unmatched by
+    :func:`_match` that share their heaviest neighbour. On bipartite-like graphs
+    (a conv layer: many output neurons on the same few input pixels, no edges
+    among them) heavy-edge pairing alone stalls after one round; merging such
+    twins keeps coarsening going. Returns the number of new pairs."""
+    n = indptr.shape[0] - 1
+    key = np.full(n, -1, dtype=np.int64)
+    cnt = 0
+    for v in range(n):
+        if match[v] != v:
+            continue
+        bw = -1.0
+        for j in range(indptr[v], indptr[v + 1]):
+            if eweight[j] > bw:
+                bw = eweight[j]
+                key[v] = indices[j]
+        if key[v] >= 0:
+            cnt += 1
+    if cnt < 2:
+        return 0
+    cand = np.empty(cnt, dtype=np.int64)
+    c = 0
+    for v in range(n):
+        if key[v] >= 0:
+            cand[c] = v
+            c += 1
+    order = cand[np.argsort(key[cand], kind="mergesort")]
+    pairs = 0
+    a = 0
+    while a < cnt - 1:
+        v = order[a]
+        u = order[a + 1]
+        if key[v] == key[u] and vsize[v] + vsize[u] <= max_size:
+            match[v] = u
+            match[u] = v
+            pairs += 1
+            a += 2
+        else:
+            a += 1
+    return pairs
+
+
+@nb.njit(cache=True)
 def _contract(indptr, indices, eweight, vsize, vcount, match):
     n = indptr.shape[0] - 1
     cmap = np.empty(n, dtype=np.int64)
@@ -108,10 +152,13 @@ class Level:
 
 
 def coarsen_once(g: Graph, max_size: int, trials: int, rng: np.random.Generator,
-                 matching: str = "eligible") -> Level:
+                 matching: str = "eligible", two_hop: bool = False,
+                 two_hop_min: float = 0.25) -> Level:
     """Seed paragraphs 67-70: run ``trials`` (4-8) random pairings and contract the
     one with the largest drop in total edge weight (the weight of the edges
-    that disappear inside merged pairs)."""
+    that disappear inside merged pairs). With ``two_hop`` (nnx) and more than
+    ``two_hop_min`` of the vertices unpaired, :func:`_two_hop` pairs the
+    leftovers that share their heaviest neighbour."""
     best = None
     best_drop = -1.0
     for _ in range(max(1, trials)):
@@ -120,13 +167,15 @@ def coarsen_once(g: Graph, max_size: int, trials: int, rng: np.random.Generator,
                              matching == "eligible")
         if drop > best_drop:
             best, best_drop = match, drop
+    if two_hop and (best == np.arange(g.n)).sum() > two_hop_min * g.n:
+        _two_hop(g.indptr, g.indices, g.eweight, g.vsize, best, max_size)
     cmap, ip, ix, w, s, c = _contract(g.indptr, g.indices, g.eweight, g.vsize, g.vcount, best)
     return Level(Graph(ip, ix, w, s, c), cmap)
 
 
 def coarsen(g: Graph, capacity: int, *, trials: int = 4, size_fraction: float = 1 / 15,
             min_reduction: float = 0.2, matching: str = "eligible", min_vertices: int = 0,
-            rng: np.random.Generator, on_level=None) -> list[Level]:
+            two_hop: bool = False, rng: np.random.Generator, on_level=None) -> list[Level]:
     """Repeat :func:`coarsen_once` until a round shrinks the vertex count by less
     than ``min_reduction`` (20 %, seed paragraph 71). Merged vertices may not
     exceed ``capacity * size_fraction`` (1/15, paragraph 69).
@@ -139,7 +188,7 @@ def coarsen(g: Graph, capacity: int, *, trials: int = 4, size_fraction: float = 
     levels: list[Level] = []
     cur = g
     while cur.n > max(1, min_vertices):
-        lv = coarsen_once(cur, max_size, trials, rng, matching)
+        lv = coarsen_once(cur, max_size, trials, rng, matching, two_hop)
         reduction = 1.0 - lv.graph.n / cur.n
         if lv.graph.n == cur.n:
             break

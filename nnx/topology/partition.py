@@ -42,12 +42,14 @@ class PartitionOptions:
     repair: bool = True             # fragment repair at every uncoarsening level (nnx)
     local_balance: bool = True      # overflow cascades to adjacent parts, no teleport (nnx)
     cascade_rounds: int = 30        # extra refinement rounds while a part is over capacity
+    two_hop: bool = True            # coarsening pairs unmatched twins (shared heaviest
+                                    # neighbour) when heavy-edge pairing stalls (nnx)
 
     @classmethod
     def seed(cls, **kw) -> "PartitionOptions":
         base = dict(matching="heaviest", split="halving", bisect_refine="none",
                     frontier_only=False, balance=False, joint=False, repair=False,
-                    local_balance=False)
+                    local_balance=False, two_hop=False)
         base.update(kw)
         return cls(**base)
 
@@ -98,7 +100,8 @@ def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
     k = plan_groups(total, int(g.vsize.max(initial=0)), capacity, cores, opts)
     t = time.perf_counter()
     levels = coarsen(g, capacity, trials=opts.trials, size_fraction=opts.size_fraction,
-                     min_reduction=opts.min_reduction, matching=opts.matching, rng=rng,
+                     min_reduction=opts.min_reduction, matching=opts.matching,
+                     two_hop=opts.two_hop, rng=rng,
                      on_level=on_level)
     times["coarsen"] = time.perf_counter() - t
     if progress:

@@ -524,7 +524,8 @@ def anneal(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *, moves_per_gr
     moves of a group within Chebyshev ``radius``, exact hop-traffic change on
     ``q`` (meant for the strong-edge group graph), Metropolis acceptance with a
     geometric cooling from ``t_start`` x the mean weighted degree of a group to
-    1/1000 of that. Escapes the local minima of the greedy swap refinement (a row of groups
+    1/1000 of that. The number of moves shrinks when the mean degree exceeds 8
+    (the work is moves x degree). Escapes the local minima of the greedy swap refinement (a row of groups
     placed one step off, a mirrored patch). Returns (core per group, accepted)."""
     core = np.asarray(core, dtype=np.int64).copy()
     if q.n < 2 or moves_per_group <= 0:
@@ -534,6 +535,9 @@ def anneal(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *, moves_per_gr
     grid = np.full((mesh_h, mesh_w), -1, dtype=np.int64)
     grid[py, px] = np.arange(q.n)
     t0 = float(q.eweight.sum()) / q.n * t_start
+    # a move costs O(degree): bound the work to that of a mean degree of 8
+    deg = q.nnz / q.n
+    moves = int(moves_per_group * q.n * min(1.0, 8.0 / max(deg, 1.0)))
     acc = _anneal(q.indptr, q.indices, q.eweight.astype(np.float64), px, py, grid, int(radius),
-                  int(moves_per_group) * q.n, t0, int(rng.integers(0, 2**31 - 1)))
+                  moves, t0, int(rng.integers(0, 2**31 - 1)))
     return py * mesh_w + px, int(acc)
