@@ -720,6 +720,9 @@ class Cost:
     work: float
     dma_queues: int = 1
     units: int = 1
+    # mapping-unit cycles to prepare one load of that input box (sparse weights whose
+    # stride index is converted to the direct one): a third pipeline stage
+    map_cycles: Callable[[int, Box], float] | None = None
 
 
 def _chain(rule: Rule, a: int) -> list[int]:
@@ -773,8 +776,10 @@ def plan_cost(
     bandwidth, where an input is reloaded only when its box changes between
     consecutive steps (so the loop order decides which operand stays resident);
     compute time = steps x fixed cost + work; time = max(DMA, compute) + min(...)/steps
-    (the pipeline's fill). Reduction chunks are at least `kmin` long (fewer, larger MPU
-    instructions). None when nothing fits (the caller falls back to `plan`)."""
+    (the pipeline's fill). With `cost.map_cycles` the mapping unit is a third stage M:
+    time = max(D, M, C) + (D + M + C - max) / steps. Reduction chunks are at least
+    `kmin` long (fewer, larger MPU instructions). None when nothing fits (the caller
+    falls back to `plan`)."""
     axes = list(rule.axes)
     if not axes and not rule.k_extent:
         return None
@@ -828,12 +833,14 @@ def plan_cost(
             for order in orders:
                 pos = {a: i for i, a in enumerate(order)}
                 D = 0.0
+                M = 0.0
                 for j, box in enumerate(s0.inputs):
                     if box is None:
                         continue
                     b = cost.in_bytes(j, box)
                     if b <= 0:
                         continue
+                    mc = cost.map_cycles(j, box) if cost.map_cycles is not None else 0.0
                     r = rel[j] if j < len(rel) else set()
                     if -1 in r and nk > 1:
                         loads = T  # the reduction loop is innermost
@@ -841,11 +848,16 @@ def plan_cost(
                         last = max((pos[a] for a in r if a >= 0), default=-1)
                         loads = math.prod(counts[order[i]] for i in range(last + 1))
                     D += loads * (cost.transfer + b / cost.bw)
+                    M += loads * mc
                 ntiles = T // nk
                 for j, box in enumerate(s0.outputs):
                     D += ntiles * (cost.transfer + cost.out_bytes(j, box) / cost.bw)
                 D /= cost.dma_queues
-                t = max(D, C) + min(D, C) / T
+                if M > 0:
+                    top = max(D, M, C)
+                    t = top + (D + M + C - top) / T
+                else:
+                    t = max(D, C) + min(D, C) / T
                 if best is None or t < best[0]:
                     best = (t, dict(sizes), kc, list(order))
     if best is None:

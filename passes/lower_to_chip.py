@@ -1391,9 +1391,21 @@ class Lowering:
         # declares: the tiles (hence the order of every accumulation) do not depend on
         # the unit counts, so targets that differ only in them give bit-identical
         # results; the output tiles are then spread over the units the target has
+        map_cycles = None
+        wfull = math.prod(srcs[1].shape) if len(srcs) > 1 and srcs[1] is not None else 0
+        if dens < 0.5 and wfull * (1 + dens * (isz[1] + 2)) > caps["W"] // 2:
+            # the stride index of each weight tile is converted by the mapping unit;
+            # when the whole weight is too big for the next op's weights to be
+            # prefetched beside it (see the rotation in _lower_compute), the DMA ->
+            # CONVERT -> MPU pipeline is inside the op: tiles overlap those stages
+            def map_cycles(j, box):
+                if j != 1:
+                    return 0.0
+                return t.mapping.latency_cycles + math.prod(box_shape(box)) / t.mapping.indices_per_cycle
+
         cost = Cost(in_bytes, out_bytes, t.unit("DAU").latency_cycles + t.storage.dma_latency_cycles,
                     float(t.storage.dma_bytes_per_cycle), float(mpu.latency_cycles),
-                    macs / mpu.throughput, 1, PLAN_UNITS)
+                    macs / mpu.throughput, 1, PLAN_UNITS, map_cycles)
         axes = list(rule.axes)
         orders = [axes] + [[b for b in axes if b != a] + [a] for a in axes[:-1]]
         # the target's preferred MPU tile bounds the output-channel (N) and row (M)
