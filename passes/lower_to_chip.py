@@ -23,25 +23,43 @@ memory access, MPU convolution/matrix, VPU vector), as described by a target TOM
   while tile t computes; an operand whose window does not change (weights along the
   rows of a conv, B along the rows of a matmul) stays loaded. The program order is
   software-pipelined: loads(t+1) are issued before store(t).
+* On-chip chaining (`chain=true`, the default). A result that fits stays *resident*
+  in the output cache (or the neuron cache): its tiles are computed in place into one
+  buffer (a top-down heap per cache, `CacheHeap`; the bottom 1/8 and everything below
+  the lowest resident is left to the ops' slots), consumers read their windows from it
+  directly (MPU/VPU operands may be in any cache: no STORE, no LOAD, no MOVE), and it is
+  freed after its last reader (liveness over the op order; aliases share the buffer).
+  Graph outputs are stored as before. A result that does not fit evicts residents used
+  later than it (evict = one STORE); an op whose tiles do not fit beside the residents
+  is retried with its result in storage, then after evicting the residents it does not
+  read, then after evicting all (the per-op path). Conv -> depthwise Conv -> Conv
+  chains whose expanded tensor is too large (inverted-residual blocks) are computed
+  per group of expanded channels (`try_group_chain`). Consecutive ops' working sets
+  rotate over up to `ROTATE` regions of the free cache space, so the next ops' weights
+  are prefetched while this one computes.
 * Synchronisation. Every instruction's cache byte ranges (and the storage tensors it
   touches) are tracked; a read-after-write, write-after-read or write-after-write
   between instructions of *different* units becomes `SIGNAL` after the producer and
   `WAIT` before the consumer on a fresh token, unless the consumer's unit already
   knows (transitively, by vector clocks) that the producer has finished. Units thus
   wait only on their real dependencies (seed 000 para. 110: waits are the exception).
+  Tiles of resident buffers also carry their element box: disjoint boxes whose strided
+  byte spans interleave do not depend on each other.
 * Sparse ops (seed 004). `sparse.fc` / `sparse.matmul` / `sparse.conv` with constant
   weights: per weight tile the *surviving* weights are stored compacted, beside their
   connection data (claim 6: direct index = one 0/1 flag per weight, or stride index =
-  distances between kept weights); the DMA moves only those; the mapping unit
-  `EXPAND`s them into the weight cache (claims 5, 21) and, for the stride form,
-  `CONVERT`s the index to a direct one (claims 9-10); the MPU computes with that
-  direct index as `wmask`, so MACs on pruned pairs are skipped (reported as
+  distances between kept weights, appended to the values: one constant, one DMA);
+  the DMA moves only those and the weight cache holds them packed (claims 5, 21); for
+  the stride form the mapping unit `CONVERT`s the index to a direct one (claims 9-10);
+  the MPU reads the packed values (1-D source #1) with that full-shape direct index as
+  `wmask` (no EXPAND), so MACs on pruned pairs are skipped (reported as
   `macs_skipped`, claim 12: one unit for dense and sparse). Neuron connection data
   (`sparse.connect` of the activations, combined with the weights': claims 7-8,
   18-19) become a mapping-unit `CONN` on the loaded neuron tile, passed as `nmask`:
   a pair is computed only when both the neuron and the weight survive.
 
 Options: `target` (path of a target TOML; default: the embedded default target),
+`chain` (default true; false = every result STOREd to storage and LOADed back),
 `double-buffer` (default true), `max-tile-elements` (split output tiles above this
 many elements even when they fit, so DMA and compute overlap; 0 = the target's
 `tiling.vpu_elements` x 4, -1 = never).
@@ -886,7 +904,7 @@ class Lowering:
         return True
 
     def storage_bytes(self, v) -> int:
-        return math.prod(v.type.get_shape()) * 4
+        return math.prod(v.type.get_shape()) * np.dtype(_NP[_dtype_name(v.type)]).itemsize
 
     def emit_group_chain(self, opa, A, B, C) -> bool:
         pa, epa, va = A
@@ -965,9 +983,6 @@ class Lowering:
             self.drop_resident(vc)
             return False
         g, nb, sl = choice
-        import os, sys
-        if os.environ.get("NNX_DEBUG"):
-            print("group chain", sa, sb, "g", g, "nb", nb, {k: (v.space, v.size) for k, v in sl.items()}, caps, file=sys.stderr)
 
         # A's input, whole, once
         if x.resident:
