@@ -640,9 +640,9 @@ class Lowering:
         from nnx.dialects.graph import GraphOp
 
         for idx, op in enumerate(block.ops):
-            for v in op.operands:
-                self.uses.setdefault(self.rootof(v), []).append(idx)
             if isinstance(op, fdialect.ReturnOp):
+                # graph outputs: written back to storage as soon as they are complete
+                # (and still resident for their other readers)
                 self.must_store.update(self.rootof(v) for v in op.arguments)
                 continue
             if isinstance(op, GraphOp):
@@ -651,7 +651,11 @@ class Lowering:
                 if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
                     ins = op.onnx_inputs()
                     if ins and ins[0] is not None and outs and outs[0] is not None:
+                        # an alias reads nothing: its readers read the root
                         self.root[outs[0]] = self.rootof(ins[0])
+                        continue
+            for v in op.operands:
+                self.uses.setdefault(self.rootof(v), []).append(idx)
 
     def next_use(self, root) -> int:
         for i in self.uses.get(root, ()):
@@ -665,8 +669,15 @@ class Lowering:
             self.heaps[self.res.pop(r)].free(r)
 
     def evict(self, root) -> None:
-        """STORE a resident tensor to its storage and free its cache buffer."""
-        sp = self.res.pop(root)
+        """STORE a resident tensor to its storage (unless a graph output, already
+        written back) and free its cache buffer."""
+        if root not in self.must_store:
+            self.write_back(root)
+        self.heaps[self.res.pop(root)].free(root)
+
+    def write_back(self, root) -> None:
+        """One STORE of a resident tensor to its storage address."""
+        sp = self.res[root]
         lo, _ = self.heaps[sp].live[root]
         st = self.storage(root)
         ct = Tensor(lo, st.shape, st.dtype, None, sp)
@@ -675,12 +686,11 @@ class Lowering:
             Instr(self.next_unit("DAU"), "STORE", [st.tile(full)], [ct.tile(full)]),
             [ct.access()], [("S", st.key)],
         )
-        self.heaps[sp].free(root)
 
     def make_resident(self, v: SSAValue, protect: set) -> bool:
         """Give `v` (a fresh result) a cache buffer, evicting residents used furthest in
         the future (never those in `protect`) when that makes room."""
-        if not self.chain or v in self.must_store or not v.uses:
+        if not self.chain or not self.uses.get(v):
             return False
         t = self.storage(v)
         n = t.nbytes
@@ -744,7 +754,7 @@ class Lowering:
             raise PassError(f"lower-to-chip: {op.name} with an absent optional output in the middle is not supported", op)
         # aliases: same bytes, new shape
         if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
-            src = self.tensor(ins[0], op)
+            src = self.storage(ins[0], op)  # the storage view; residency goes by the root
             for o in outs[:1]:
                 self.tensors[o] = src.view(tuple(o.type.get_shape()))
             if len(outs) > 1:
@@ -1121,6 +1131,8 @@ class Lowering:
         epilogue("c", epc, ot_c, oacc_c, full_box(sc))
         if not out.resident:
             S.emit(Instr(self.next_unit("DAU"), "STORE", [out_s.tile(full_box(sc))], [ot_c]), [oacc_c], [("S", out_s.key)])
+        elif vc in self.must_store:
+            self.write_back(vc)
         return True
 
     # ---- data movement --------------------------------------------------------------
@@ -1249,7 +1261,10 @@ class Lowering:
                 for r in list(self.res):
                     self.evict(r)
             try:
-                return self._lower_compute(op, kind, ins, outs, attrs, sparse, views, out_view, epilogue)
+                self._lower_compute(op, kind, ins, outs, attrs, sparse, views, out_view, epilogue)
+                if outs[0] in self.res and outs[0] in self.must_store:
+                    self.write_back(outs[0])
+                return
             except TilingError:
                 if ai == len(attempts) - 1:
                     raise

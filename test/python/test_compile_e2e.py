@@ -529,3 +529,25 @@ def test_group_chaining_large_block(tmp_path):
     rd = check_model(pruned, feeds, tmp_path / "d")
     assert rc["macs_skipped"] > 0 and rc["cycles"] < 0.8 * rd["cycles"], (rc["cycles"], rd["cycles"])
     assert len([ln for ln in (tmp_path / "c" / "prog.s").read_text().splitlines() if " STORE " in ln]) == 1
+
+
+def test_chaining_output_also_consumed(tmp_path):
+    """A graph output that later ops also read stays resident for them and is written
+    back once (and an alias of a resident tensor that is evicted reads storage)."""
+    rng = np.random.default_rng(0)
+    f = TensorProto.FLOAT
+    N = helper.make_node
+    model = _model(
+        [N("MatMul", ["x", "w1"], ["m"]), N("Relu", ["m"], ["h"]),
+         N("Reshape", ["h", "shp"], ["hr"]), N("MatMul", ["hr", "w2"], ["y"])],
+        [helper.make_tensor_value_info("x", f, [8, 16])],
+        [helper.make_tensor_value_info("h", f, [8, 32]), helper.make_tensor_value_info("y", f, [8, 8])],
+        [_init("w1", rng.standard_normal((16, 32)).astype(np.float32)),
+         _init("w2", rng.standard_normal((32, 8)).astype(np.float32)),
+         _init("shp", np.array([8, 32], np.int64))],
+        tmp_path / "m.onnx",
+    )
+    check_model(model, _feeds(model), tmp_path)
+    lines = (tmp_path / "prog.s").read_text().splitlines()
+    assert len([ln for ln in lines if " STORE " in ln]) == 2
+    assert any(" MatMul " in ln and "<- O:" in ln for ln in lines)
