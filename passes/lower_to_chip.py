@@ -29,7 +29,7 @@ memory access, MPU convolution/matrix, VPU vector), as described by a target TOM
   the lowest resident is left to the ops' slots), consumers read their windows from it
   directly (MPU/VPU operands may be in any cache: no STORE, no LOAD, no MOVE), and it is
   freed after its last reader (liveness over the op order; aliases share the buffer).
-  Graph outputs are stored as before. A result that does not fit evicts residents used
+  Graph outputs are written back (one STORE) when complete. A result that does not fit evicts residents used
   later than it (evict = one STORE); an op whose tiles do not fit beside the residents
   is retried with its result in storage, then after evicting the residents it does not
   read, then after evicting all (the per-op path). Conv -> depthwise Conv -> Conv
