@@ -80,7 +80,7 @@ def normalize_node(
     props = set(op_def.properties) - {"operandSegmentSizes", "resultSegmentSizes"}
     in_defs = op_cls.onnx_input_defs()
     operand_names = [n for n, _ in in_defs]
-    from xdsl.irdl import VarOperandDef
+    from xdsl.irdl import OptOperandDef, VarOperandDef
 
     for key in list(node.attrs):
         if (node.op_type, key) in _OBSOLETE and key not in props:
@@ -124,7 +124,9 @@ def normalize_node(
         new_inputs: list[str] = []
         for n, d in in_defs:
             vals = named.get(n, [])
-            if isinstance(d, VarOperandDef):
+            # (OptOperandDef derives from VarOperandDef: an absent optional input keeps
+            # its position, e.g. Resize-10's `scales` is the third operand, not the second)
+            if isinstance(d, VarOperandDef) and not isinstance(d, OptOperandDef):
                 new_inputs.extend(vals)
             else:
                 new_inputs.append(vals[0] if vals else "")
@@ -154,6 +156,19 @@ def normalize_node(
     while new_inputs and not new_inputs[-1]:
         new_inputs.pop()
     node.inputs = new_inputs
+    if node.op_type == "Resize" and ig.opset < 11:
+        _resize10_semantics(node, ig)
+
+
+def _resize10_semantics(node: Node, ig: ImportGraph) -> None:
+    """Resize-10 means asymmetric coordinates and, for nearest, onnxruntime's "simple"
+    rounding (floor when upsampling, ceil when downsampling); opset 11 made half_pixel
+    and round_prefer_floor the defaults, which the graph op follows."""
+    node.attrs.setdefault("coordinate_transformation_mode", "asymmetric")
+    if node.attrs.get("mode", "nearest") == "nearest" and "nearest_mode" not in node.attrs:
+        scales = ig.consts.get(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+        down = scales is not None and any(0 < float(v) < 1 for v in scales.reshape(-1))
+        node.attrs["nearest_mode"] = "ceil" if down else "floor"
 
 
 def _attr_as_array(value: Any, node: Node, types: dict[str, TypeInfo]) -> np.ndarray:

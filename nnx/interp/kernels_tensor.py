@@ -511,7 +511,17 @@ def _resize_axis(data, axis, scale, out_len, attrs, roi_pair):
     return res
 
 
-@kernel("Resize", "Upsample")
+@kernel("Upsample")
+def _upsample(inputs, attrs):
+    """Upsample (opset 7-9): asymmetric coordinates, nearest rounds down (scales >= 1),
+    as onnxruntime; the Resize defaults (half_pixel) do not apply."""
+    a = dict(attrs)
+    a.setdefault("coordinate_transformation_mode", "asymmetric")
+    a.setdefault("nearest_mode", "floor")
+    return _resize(inputs, a)
+
+
+@kernel("Resize")
 def _resize(inputs, attrs):
     x = inputs[0]
     r = x.ndim

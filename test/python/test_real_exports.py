@@ -220,3 +220,23 @@ def test_if_with_a_constant_condition_is_replaced_by_its_branch(tmp_path):
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "control flow" in r.stderr and "If" in r.stderr
     assert not (tmp_path / "dyn.mlir").exists()
+
+
+@pytest.mark.parametrize("op,opset", [("Resize", 10), ("Upsample", 9)])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scale", [0.6, 1.5, 2.0])
+def test_opset9_10_resize_semantics(op, opset, mode, scale, tmp_path):
+    """TorchScript exports at opset 9/10 (Upsample, 2-input Resize-10): `scales` is the
+    second input (it used to be taken for `roi`), coordinates are asymmetric and nearest
+    rounds like onnxruntime (down when upsampling, up when downsampling)."""
+    if op == "Upsample" and scale < 1:
+        pytest.skip("onnxruntime's Upsample rejects scales < 1")
+    s = np.array([1, 1, scale, scale], np.float32)
+    g = h.make_graph([h.make_node(op, ["x", "s"], ["y"], mode=mode)], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 5, 5])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], [nh.from_array(s, "s")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
+    feeds = {"x": np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32)}
+    got, ref = _import_and_run(model, feeds, tmp_path), _ort(model, feeds)
+    assert got["y"].shape == ref["y"].shape
+    np.testing.assert_allclose(got["y"], ref["y"], rtol=1e-5, atol=1e-6)
