@@ -11,7 +11,8 @@ Usage: .venv/bin/python bench/real_exports.py [MODEL ...] [--exporters ts13,ts17
        [--alt]     (also import at batch 2 / sequence 24)
        [--write]   (replace the "Real exports sweep (issue 2)" section of bench/RESULTS.md)
        [--report-only]  (no runs: table from the saved rows)
-The RESULTS.md table was made with `--alt --write`.
+The RESULTS.md table was made with `--alt --write` (rows are merged into the saved
+JSON by key, so partial reruns update only their rows).
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ def write_results(rows: list[dict]) -> None:
     n_ok = sum(r["status"] == "ok" for r in rows)
     body = (
         f"{SECTION}\n\n"
-        "Produced by `.venv/bin/python bench/real_exports.py --alt --write` (models: "
+        "Produced by `.venv/bin/python bench/real_exports.py --alt --write` (rows merged by "
+        "key across runs; models: "
         "test/python/model_zoo.py SWEEP, small configs, random weights with randomised "
         "biases/norm parameters, exported with dynamic batch/sequence axes and imported at "
         "static shapes). Each row: nnx-import then nnx-run --interpret as whole processes "
@@ -176,10 +178,17 @@ NOTES = """Bugs the sweep found (fixed; regression tests in test/python/test_rea
   MeanVarianceNormalization, NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss pass.
 * TorchScript's LocalResponseNorm exports an `If` on the input rank: an If whose
   condition folds to a constant is now replaced by its taken branch.
+* Opset 9/10 UNet: Resize-10's `scales` (its 2nd input) was taken for `roi` (an absent
+  optional operand shifted the operands after it: import failed), and Resize-10 /
+  Upsample used Resize-11's half_pixel coordinates (rel. err 3.6e-3): they now use
+  asymmetric coordinates and onnxruntime's nearest rounding.
+* Opset 10 llama/gpt-neox: `Concat(axis=-1)`, invalid before opset 11, stopped ONNX
+  shape inference; negative axes are canonicalised once the input rank is known.
 
 Export failures are the exporters' (torch 2.13): the dynamo exporter cannot decompose
 T5's and Swin's attention views (`Cannot view a tensor with shape ...`), even at static
-shapes; `--batch` rows exist only for models whose only dynamic axis is the batch.
+shapes; TorchScript at opset 9/10 lacks dynamic Slice, CumSum, dynamic Pad and bicubic
+resize, and its opset-9/10 T5 export (Min on int64) is rejected by onnxruntime itself; `--batch` rows exist only for models whose only dynamic axis is the batch.
 The two `alt` error rows (llama, gpt_neox, dynamo opset 23 at batch 2) are onnxruntime
 refusing the export itself: the exporter builds RotaryEmbedding's cos/sin caches from
 batch-1 position ids, while the op (without position_ids) requires them at the input's

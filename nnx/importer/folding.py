@@ -65,11 +65,45 @@ def resolve_static(
         for name, t in inferred.items():
             if name not in ig.consts:
                 types[name] = t
-        if not fold_pass(ig, types):
+        fixed = _canonicalize_negative_axes(ig, types)
+        if not fold_pass(ig, types) and not fixed:
             break
     for name, arr in ig.consts.items():
         types[name] = const_type(arr)
     return types, strict_error
+
+
+def _canonicalize_negative_axes(ig: ImportGraph, types: dict[str, TypeInfo]) -> bool:
+    """Rewrite a negative `axis`/`axes` attribute to its non-negative value on nodes
+    whose result type inference could not find, once the input rank is known.
+
+    Exporters write e.g. `Concat(axis=-1)` at opset 10, where ONNX allowed only
+    non-negative axes: ONNX shape inference then gives up on the node (onnxruntime
+    accepts it). Returns True if a node changed (inference must run again)."""
+    changed = False
+    for n in ig.nodes:
+        if not n.outputs or not n.inputs or not n.inputs[0]:
+            continue
+        if all(o and o in types and types[o].shape is not None for o in n.outputs if o):
+            continue
+        t = types.get(n.inputs[0])
+        if t is None or t.shape is None:
+            continue
+        rank = len(t.shape)
+        for a in n.proto.attribute:
+            if a.name == "axis" and a.type == onnx.AttributeProto.INT and a.i < 0:
+                out_rank = rank + (1 if n.op_type in ("Unsqueeze",) else 0)
+                a.i = a.i + out_rank
+                n.attrs["axis"] = int(a.i)
+                changed = True
+            elif a.name == "axes" and a.type == onnx.AttributeProto.INTS and any(v < 0 for v in a.ints):
+                out_rank = rank + (len(a.ints) if n.op_type == "Unsqueeze" else 0)
+                vals = [v + out_rank if v < 0 else v for v in a.ints]
+                del a.ints[:]
+                a.ints.extend(vals)
+                n.attrs["axes"] = list(vals)
+                changed = True
+    return changed
 
 
 def _referenced_consts(ig: ImportGraph) -> list[str]:

@@ -346,7 +346,9 @@ _EXPORTERS = {
 # Every model is exported with dynamic batch (and sequence, for token models) axes, so
 # importing it at SWEEP[name].inputs' static shapes exercises shape folding.
 
-EXPORTERS: tuple[tuple[str, int], ...] = (("ts", 13), ("ts", 17), ("dynamo", 18), ("dynamo", 23))
+EXPORTERS: tuple[tuple[str, int], ...] = (
+    ("ts", 9), ("ts", 10), ("ts", 13), ("ts", 17), ("dynamo", 18), ("dynamo", 23)
+)
 """The (exporter, opset) pairs of the sweep: TorchScript (dynamo=False) and dynamo."""
 
 

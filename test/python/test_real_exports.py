@@ -240,3 +240,17 @@ def test_opset9_10_resize_semantics(op, opset, mode, scale, tmp_path):
     got, ref = _import_and_run(model, feeds, tmp_path), _ort(model, feeds)
     assert got["y"].shape == ref["y"].shape
     np.testing.assert_allclose(got["y"], ref["y"], rtol=1e-5, atol=1e-6)
+
+
+def test_negative_axis_in_an_old_opset(tmp_path):
+    """TorchScript writes Concat(axis=-1) at opset 10 (llama/gpt-neox rotate_half), where
+    ONNX allowed only non-negative axes and its shape inference gives up; onnxruntime
+    runs it, so the importer canonicalises the axis once the rank is known."""
+    g = h.make_graph(
+        [h.make_node("Neg", ["x"], ["n"]), h.make_node("Concat", ["n", "x"], ["y"], axis=-1)],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 10)], ir_version=8)
+    feeds = {"x": np.arange(24, dtype=np.float32).reshape(2, 3, 4)}
+    got, ref = _import_and_run(model, feeds, tmp_path), _ort(model, feeds)
+    np.testing.assert_array_equal(got["y"], ref["y"])
