@@ -28,7 +28,7 @@ A topology file is a deflate-compressed zip archive:
 
 Deviation from the seed: the seed writes one member file per vertex. With a
 million vertices that is a million zip members (a 60+ MB central directory and
-one zlib stream per vertex); measured in README_topology.md it is several times
+one zlib stream per vertex); measured in README.md ("Neuron topology mapping") it is several times
 slower to write and read than grouping consecutive vertices into members of at
 most ``vertices_per_member`` vertices / ``records_per_member`` edge records.
 ``vertices_per_member=1`` gives the seed's one-member-per-vertex layout, and
