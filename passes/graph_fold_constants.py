@@ -134,7 +134,10 @@ class FoldConstantGraphOp(RewritePattern):
 
         new_ops: list[ConstantOp] = []
         for arr, r in zip(values, op.results):
-            if arr.size <= INLINE_MAX_ELEMENTS:
+            finite = arr.dtype.kind != "f" or bool(np.isfinite(arr.astype(np.float32)).all())
+            if arr.size <= INLINE_MAX_ELEMENTS and finite:
+                # (NaN/Inf go to blobs: xDSL's generic printer writes them as bare hex,
+                # which its parser reads back as an integer)
                 attr = dense_attr(arr)
             else:
                 attr = register_array(arr, hint=r.name_hint or "folded")
