@@ -64,39 +64,14 @@ def _resnet18():
 
 def _mobilenet_v2():
     """MobileNetV2 (1.0, 224): the standard inverted-residual configuration."""
-    from torch import nn
+    import model_zoo as mz
 
-    def cbr(cin, cout, k, s, groups=1, act=True):
-        layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
-        if act:
-            layers.append(nn.ReLU6())
-        return layers
-
-    class Inverted(nn.Module):
-        def __init__(self, cin, cout, stride, expand):
-            super().__init__()
-            hidden = cin * expand
-            layers = []
-            if expand != 1:
-                layers += cbr(cin, hidden, 1, 1)
-            layers += cbr(hidden, hidden, 3, stride, groups=hidden)
-            layers += cbr(hidden, cout, 1, 1, act=False)
-            self.body = nn.Sequential(*layers)
-            self.residual = stride == 1 and cin == cout
-
-        def forward(self, x):
-            y = self.body(x)
-            return x + y if self.residual else y
-
-    layers = cbr(3, 32, 3, 2)
-    cin = 32
-    for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
-        for i in range(n):
-            layers.append(Inverted(cin, c, s if i == 0 else 1, t))
-            cin = c
-    layers += cbr(cin, 1280, 1, 1)
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(1280, 1000)]
-    return nn.Sequential(*layers)
+    return mz.mobilenet_v2_model(
+        32,
+        ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)),
+        1280,
+        1000,
+    )
 
 
 def get_model(name: str) -> tuple[Path, dict[str, np.ndarray], list[str]]:

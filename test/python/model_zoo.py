@@ -122,23 +122,34 @@ def get_model(name: str) -> Path:
     key = hashlib.sha256(
         Path(__file__).read_bytes() + "|".join(versions).encode()
     ).hexdigest()[:12]
-    path = CACHE / f"{name}-{key}.onnx"
+    return _cached_export(name, key, _EXPORTERS[name])
+
+
+def _cached_export(stem: str, key: str, export) -> Path:
+    """CACHE/STEM-KEY.onnx, made by `export(tmp_path)` on first use (older keys of the
+    same stem are removed); export failures become ModelUnavailable."""
+    path = CACHE / f"{stem}-{key}.onnx"
     if path.exists():
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.onnx")
     try:
-        _EXPORTERS[name](tmp)
+        export(tmp)
         _finish(tmp)
         os.replace(tmp, path)
-        for old in CACHE.glob(f"{name}-*.onnx"):
+        for old in CACHE.glob(f"{stem}-*.onnx"):
             if old != path:
                 old.unlink(missing_ok=True)
     except ModelUnavailable:
         raise
     except Exception as e:  # noqa: BLE001 - report as unavailable, keep the cause
         tmp.unlink(missing_ok=True)
-        raise ModelUnavailable(f"exporting {name} failed: {type(e).__name__}: {e}") from e
+        msg = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+        raise ModelUnavailable(f"exporting {stem} failed: {type(e).__name__}: {msg}") from e
+    finally:
+        for extra in CACHE.glob(f"{tmp.name}*"):
+            if extra != tmp:
+                extra.unlink(missing_ok=True)
     return path
 
 
@@ -221,11 +232,12 @@ def _tiny_resnet(path: Path) -> None:
     _export_cnn(model, path, "tiny_resnet")
 
 
-def _mobilenet_v2(path: Path) -> None:
-    import torch
+def mobilenet_v2_model(stem: int, settings, last: int, classes: int, dropout: float = 0.0):
+    """A MobileNetV2 network: conv-BN-ReLU6 stem with `stem` channels, inverted-residual
+    blocks from `settings` rows (expand t, channels c, repeats n, stride s) as in the
+    paper's table, a 1x1 conv to `last` channels, global pool and a classifier.
+    (Also used by bench/sim_sparsity.py for the full-size 224 network.)"""
     from torch import nn
-
-    torch.manual_seed(0)
 
     def cbr(cin, cout, k, s, groups=1, act=True):
         layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False),
@@ -250,13 +262,25 @@ def _mobilenet_v2(path: Path) -> None:
             y = self.body(x)
             return x + y if self.residual else y
 
-    model = nn.Sequential(
-        *cbr(3, 16, 3, 2),
-        Inverted(16, 8, 1, 1), Inverted(8, 16, 2, 6), Inverted(16, 16, 1, 6),
-        Inverted(16, 24, 2, 6),
-        *cbr(24, 64, 1, 1),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(64, 10),
-    )
+    layers = cbr(3, stem, 3, 2)
+    cin = stem
+    for t, c, n, s in settings:
+        for i in range(n):
+            layers.append(Inverted(cin, c, s if i == 0 else 1, t))
+            cin = c
+    layers += cbr(cin, last, 1, 1)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten()]
+    if dropout:
+        layers.append(nn.Dropout(dropout))
+    layers.append(nn.Linear(last, classes))
+    return nn.Sequential(*layers)
+
+
+def _mobilenet_v2(path: Path) -> None:
+    import torch
+
+    torch.manual_seed(0)
+    model = mobilenet_v2_model(16, ((1, 8, 1, 1), (6, 16, 2, 2), (6, 24, 1, 2)), 64, 10, dropout=0.2)
     _export_cnn(model, path, "mobilenet_v2")
 
 
@@ -767,29 +791,7 @@ def get_export(name: str, exporter: str = "ts", opset: int = 17) -> Path:
         versions.append(onnxscript.__version__)
     key = hashlib.sha256(_sweep_key(spec).encode() + "|".join(versions).encode()).hexdigest()[:12]
     stem = f"{name}-{exporter}{opset}"
-    path = CACHE / f"{stem}-{key}.onnx"
-    if path.exists():
-        return path
-    CACHE.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.onnx")
-    try:
-        _export_sweep(spec, tmp, exporter, opset)
-        _finish(tmp)
-        os.replace(tmp, path)
-        for old in CACHE.glob(f"{stem}-*.onnx"):
-            if old != path:
-                old.unlink(missing_ok=True)
-    except ModelUnavailable:
-        raise
-    except Exception as e:  # noqa: BLE001 - report as unavailable, keep the cause
-        tmp.unlink(missing_ok=True)
-        msg = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
-        raise ModelUnavailable(f"exporting {stem} failed: {type(e).__name__}: {msg}") from e
-    finally:
-        for extra in CACHE.glob(f"{tmp.name}*"):
-            if extra != tmp:
-                extra.unlink(missing_ok=True)
-    return path
+    return _cached_export(stem, key, lambda tmp: _export_sweep(spec, tmp, exporter, opset))
 
 
 def _sweep_key(spec: SweepSpec) -> str:
