@@ -505,6 +505,13 @@ def _mk(name: str, mnemonic: str, doc: str, **extra: Any) -> type[ChipInstrOp]:
 LoadOp = _mk("chip.load", "LOAD", "DAU: DMA a tile from the storage unit into a cache (seed 004 claim 2).")
 StoreOp = _mk("chip.store", "STORE", "DAU: DMA a cache tile to the storage unit (seed 004 claim 2).")
 MoveOp = _mk("chip.move", "MOVE", "DAU: copy a tile between caches (e.g. output cache -> neuron cache).")
+GatherOp = _mk(
+    "chip.gather",
+    "GATHER",
+    "DAU: indirect DMA -- dst[i, ...] = table[idx[i], ...] for the index tile idx (source #1, "
+    "i32/i64 in a cache, negative = from the end) and the storage tensor table (source #0); "
+    "moves only the named rows (an embedding lookup without loading the whole table).",
+)
 FillOp = _mk("chip.fill", "FILL", "VPU: set every element of a tile to params.value (padding, accumulators).")
 ConnOp = _mk(
     "chip.conn",
@@ -587,7 +594,7 @@ class WaitOp(ChipInstrOp):
 
 _BY_MNEMONIC: dict[str, type[ChipInstrOp]] = {
     c.MNEMONIC: c
-    for c in (LoadOp, StoreOp, MoveOp, FillOp, ConnOp, ConvertOp, CombineOp, ExpandOp, CompactOp, SignalOp, WaitOp)
+    for c in (LoadOp, StoreOp, MoveOp, GatherOp, FillOp, ConnOp, ConvertOp, CombineOp, ExpandOp, CompactOp, SignalOp, WaitOp)
 }
 
 
@@ -648,6 +655,7 @@ Chip = Dialect(
         LoadOp,
         StoreOp,
         MoveOp,
+        GatherOp,
         MpuOp,
         VpuOp,
         FillOp,

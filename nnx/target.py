@@ -141,6 +141,15 @@ class Target:
             + math.ceil(nbytes / self.storage.dma_bytes_per_cycle)
         )
 
+    def gather_cycles(self, rows: int, row_bytes: int) -> int:
+        """Indirect DMA (GATHER): one latency, then every row as its own burst (rows
+        named by an index are not contiguous, so no two share a bus beat)."""
+        return (
+            self.unit("DAU").latency_cycles
+            + self.storage.dma_latency_cycles
+            + rows * math.ceil(row_bytes / self.storage.dma_bytes_per_cycle)
+        )
+
     def mpu_cycles(self, macs: int) -> int:
         u = self.unit("MPU")
         return u.latency_cycles + math.ceil(macs / u.throughput)

@@ -770,6 +770,8 @@ class Lowering:
             return self.lower_split(op, ins, outs, attrs)
         if kind == "Slice" and self.lower_slice(op, ins, outs, attrs):
             return
+        if kind == "Gather" and self.lower_gather(op, ins, outs, attrs):
+            return
         if kind == "Conv" and self.try_group_chain(op):
             return
         epi = self.epilogue_chain(op, outs) if len(outs) == 1 else []
@@ -1227,6 +1229,81 @@ class Lowering:
         out = self.result_tensor(outs[0])
         if math.prod(out.shape) > 0:
             self.copy(src, out, out.shape, off, stp, [0] * r)
+        return True
+
+    def lower_gather(self, op, ins, outs, attrs) -> bool:
+        """Gather along axis 0 of a tensor in storage (an embedding table): indirect DMA
+        (`GATHER`) of only the rows the indices name, instead of loading the whole
+        table for a VPU Gather. Chunks of indices: LOAD the index chunk into the neuron
+        cache unless it is resident, GATHER its rows into the output (its resident
+        buffer, or an output-cache slot that is STOREd). False: not this form (the VPU
+        path handles it)."""
+        data = self.tensor(ins[0], op)
+        if data.resident or not data.shape:
+            return False
+        r = len(data.shape)
+        ax = int(attrs.get("axis", 0))
+        if (ax + r if ax < 0 else ax) != 0:
+            return False
+        idx = self.tensor(ins[1], op)
+        if idx.dtype not in ("i32", "i64"):
+            return False
+        n = math.prod(idx.shape)
+        row = math.prod(data.shape[1:])
+        isz = data.itemsize
+        if n == 0 or row == 0:
+            return False
+        caps = self.work_caps()
+        nb = 2 if self.double_buffer else 1
+        self.result_tensor(outs[0])
+        resident = self.make_resident(outs[0], {self.rootof(ins[0]), self.rootof(ins[1])})
+        caps = self.work_caps()
+        per_o = 0 if resident else row * isz
+        per_n = 0 if idx.resident else idx.itemsize
+        # rows per chunk: the double-buffered slots fit, and chunks stay around the
+        # soft tile size so that the DMA of chunk t+1 overlaps the consumers of chunk t
+        c = n
+        soft = self.soft()
+        if soft > 0:
+            c = min(c, max(1, soft // row))
+        while c > 1 and (nb * _align(c * per_o) > caps["O"] or nb * _align(c * per_n) > caps["N"]):
+            c = (c + 1) // 2
+        if nb * _align(max(c * per_o, 1)) > caps["O"] or nb * _align(max(c * per_n, 1)) > caps["N"]:
+            self.drop_resident(outs[0])
+            return False
+        out = self.tensor(outs[0])
+        iv = idx.view((n,))
+        ov = out.view((n, *data.shape[1:]))
+        dv = data
+        lay = Layout()
+        oslot = lay.add(Slot("O", c * per_o, nb)) if not resident else None
+        islot = lay.add(Slot("N", c * per_n, nb)) if not idx.resident else None
+        table = dv.tile(full_box(dv.shape))
+        for s0 in range(0, n, c):
+            k = min(c, n - s0)
+            ibox = ((s0, k, 1),)
+            if idx.resident:
+                it = iv.tile(ibox)
+                racc = self.box_acc(iv, ibox, it)
+            else:
+                it, _ = self.load_slot(islot, iv, ibox, (iv.offset, iv.shape, ibox))
+                racc = (it.space, it.offset, it.end)
+            obox = ((s0, k, 1),) + tuple((0, d, 1) for d in data.shape[1:])
+            if resident:
+                ot = ov.tile(obox)
+                wacc = self.box_acc(ov, obox, ot)
+            else:
+                buf = oslot.next()
+                ot = Tile("O", buf, (k, *data.shape[1:]), data.dtype)
+                wacc = ("O", buf, ot.end)
+            self.stream.emit(Instr(self.next_unit("DAU"), "GATHER", [ot], [table, it]), [("S", data.key), racc], [wacc])
+            if not resident:
+                self.stream.emit(
+                    Instr(self.next_unit("DAU"), "STORE", [ov.tile(obox)], [ot]),
+                    [wacc], [("S", out.key)],
+                )
+        if outs[0] in self.res and outs[0] in self.must_store:
+            self.write_back(outs[0])
         return True
 
     # ---- compute ----------------------------------------------------------------------

@@ -6,7 +6,9 @@ and prints `Instr` objects, and the simulator decodes them into micro-instructio
 
 Units (one instruction queue each; names are the type plus an index, e.g. `MPU0`):
 
-* `DAU`  memory access (seed 000 para. 93; seed 004's DMA, claim 2): LOAD, STORE, MOVE.
+* `DAU`  memory access (seed 000 para. 93; seed 004's DMA, claim 2): LOAD, STORE, MOVE,
+  and GATHER (indirect DMA: the rows of a storage tensor named by an index tile in a
+  cache, e.g. the rows of an embedding table a Gather reads).
 * `MPU`  matrix/convolution part of seed 004's operation unit: one ONNX kind per
   instruction (Conv, ConvTranspose, MatMul, Gemm, MatMulInteger, ConvInteger,
   QLinearConv, QLinearMatMul) on tiles, optionally sparse through direct-index masks
@@ -34,7 +36,7 @@ instruction is read there by the next one (the caches of seed 004 are separate
 buffers, not FIFOs into fixed ports), which is how `lower-to-chip` chains ops on chip
 without a STORE/LOAD round trip through storage; no MOVE O -> N is needed for that.
 Reading a cache costs no extra cycles (the compute formulas count elements, not the
-space). DMA (LOAD/STORE/MOVE) is the only instruction that touches `S`.
+space). DMA (LOAD/STORE/MOVE/GATHER) is the only instruction that touches `S`.
 
 Sparse MPU weights: source #1 is either the dense weight tile with `wmask` of the same
 shape, or the *packed* surviving values (a 1-D tile, row-major order of the mask) with
@@ -95,6 +97,7 @@ FIXED: dict[str, str | None] = {
     "LOAD": "DAU",
     "STORE": "DAU",
     "MOVE": "DAU",
+    "GATHER": "DAU",
     "FILL": "VPU",
     "CONN": "MAP",
     "CONVERT": "MAP",
@@ -358,6 +361,27 @@ def _check_transfer(ins: Instr) -> str | None:
     return None
 
 
+def _check_gather(ins: Instr) -> str | None:
+    err = _counts(ins, 1, 2) or _no_extras(ins)
+    if err:
+        return err
+    d, table, idx = ins.dsts[0], ins.srcs[0], ins.srcs[1]
+    assert d is not None and table is not None and idx is not None
+    if table.space != "S" or d.space == "S":
+        return "GATHER moves rows of a storage (S) tensor -> cache (N, W, O)"
+    if idx.space not in CACHE_SPACES:
+        return "GATHER: the index tile (source #1) must be in a cache (N, W, O)"
+    if idx.dtype not in ("i32", "i64"):
+        return f"GATHER: indices must be i32 or i64, got {idx.dtype}"
+    if d.dtype != table.dtype:
+        return f"GATHER: element types differ ({d.dtype} <- {table.dtype})"
+    want = tuple(idx.shape) + tuple(table.shape[1:])
+    if tuple(d.shape) != want:
+        return (f"GATHER: destination must be indices x row = {'x'.join(map(str, want))}, "
+                f"got {'x'.join(map(str, d.shape))}")
+    return None
+
+
 def _check_compute(ins: Instr, masks: bool) -> str | None:
     if not ins.dsts:
         return f"{ins.mnemonic} needs at least one destination"
@@ -485,6 +509,7 @@ _CHECKS = {
     "LOAD": _check_transfer,
     "STORE": _check_transfer,
     "MOVE": _check_transfer,
+    "GATHER": _check_gather,
     "FILL": _check_fill,
     "CONN": _check_conn,
     "CONVERT": _check_convert,

@@ -9,7 +9,7 @@ Top-level keys:
 * `units`             per unit (`ICU` = instruction fetch, then DAU<i>, MPU<i>, VPU<i>,
                       MAP<i>): `busy_cycles`, `utilisation` (busy / cycles),
                       `instructions`
-* `bytes_moved`       bytes moved by the DMA (loads + stores + moves)
+* `bytes_moved`       bytes moved by the DMA (loads + stores + moves + gathers)
 * `dma`               the same split into `load`, `store`, `move`
 * `peak_cache_bytes`  peak live bytes per cache (`neuron`, `weight`, `output`) and
                       `total` (the peak of the sum, not the sum of the peaks)

@@ -140,7 +140,7 @@ class Simulator:
         busy = {u: 0 for u in units}
         count = {u: 0 for u in units}
         tokens: dict[str, deque[int]] = {}
-        bytes_moved = {"load": 0, "store": 0, "move": 0}
+        bytes_moved = {"load": 0, "store": 0, "move": 0, "gather": 0}
         macs = 0
         dense = 0
         events: list[Event] = []

@@ -6,7 +6,8 @@
 * `InstructionControlUnit` decodes every instruction into a `MicroOp` for the unit
                            that executes it (seed 004 claim 1).
 * `DirectMemoryAccess`     LOAD/STORE/MOVE between the storage unit and the caches
-                           (claim 2), executed on DAU queues (seed 000).
+                           (claim 2), and GATHER (indirect DMA of indexed rows),
+                           executed on DAU queues (seed 000).
 * `MappingUnit`            builds, converts and combines connection data and selects
                            the surviving elements (claims 5-10).
 * `OperationUnit`          MPU and VPU compute on tiles; the meaning of every op is
@@ -109,6 +110,25 @@ class DirectMemoryAccess:
         assert d is not None and s is not None
         dv, sv = self.mem[d.space].view(d), self.mem[s.space].view(s)
         mop.bytes = d.nbytes
+        if ins.mnemonic == "GATHER":
+            it = ins.srcs[1]
+            assert it is not None
+            iv = self.mem[it.space].view(it)
+            rows = sv.shape[0]
+            line = ins.line
+            mop.cycles = self.target.gather_cycles(it.nelems, d.nbytes // max(it.nelems, 1))
+
+            def run_gather() -> None:
+                idx = iv.astype(np.int64)
+                bad = (idx < -rows) | (idx >= rows)
+                if bad.any():
+                    raise SimError(f"GATHER: index {int(idx[bad].flat[0])} out of range for {rows} rows", line)
+                np.copyto(dv, sv[np.where(idx < 0, idx + rows, idx)])
+
+            mop.run = run_gather
+            mop.reads = _ranges([s, it])
+            mop.writes = _ranges([d])
+            return
         mop.cycles = self.target.dma_cycles(d.nbytes)
 
         def run() -> None:
