@@ -489,6 +489,8 @@ class Lowering:
         self.outputs: list[tuple[str, Tensor]] = []
         self.names: set[str] = set()
         self.fused: set[Operation] = set()
+        # epilogue operands read through a view of the op's output (bias_gemm)
+        self.epi_views: dict[tuple[Operation, int], tuple[int, ...]] = {}
         dau = target.unit("DAU").count
         self.load_unit = "DAU0"
         self.store_unit = f"DAU{dau - 1}"
@@ -775,6 +777,12 @@ class Lowering:
         if kind == "Conv" and self.try_group_chain(op):
             return
         epi = self.epilogue_chain(op, outs) if len(outs) == 1 else []
+        bg = self.bias_gemm(ins[0], ins[1], epi) if kind == "MatMul" else None
+        if bg is not None:
+            gins, views, out_view, rest = bg
+            last = rest[-1][0] if rest else epi[0][0]
+            self.lower_compute(op, "Gemm", gins, [last.onnx_outputs()[0]], {}, None, views, out_view, epilogue=rest)
+            return
         if epi:
             self.lower_compute(op, kind, ins, [epi[-1][0].onnx_outputs()[0]], attrs, epilogue=epi)
             return
@@ -829,6 +837,62 @@ class Lowering:
             self.fused.add(user)
             v = uouts[0]
         return chain
+
+    def epi_operand(self, user, j: int, x: SSAValue, op) -> Tensor:
+        """Operand `j` of the epilogue op `user`, viewed like the output it is applied to."""
+        t = self.tensor(x, op)
+        vw = self.epi_views.get((user, j))
+        return t if vw is None else t.view(vw)
+
+    def bias_gemm(self, a: SSAValue, w: SSAValue, epi: list):
+        """MatMul A[..., K] x W[K, N] followed by an Add of a constant bias along N (the
+        Linear layers of exported transformers): the MPU computes it as Gemm(A as
+        [M, K], W, bias) -- the bias initialises the accumulators, as Gemm's C and
+        Conv's B already do (seed 000 para. 93: the MPU does the layer, the VPU only
+        what the MPU cannot), instead of a VPU Add pass over the result. Returns (ins,
+        views, out_view, epilogue left) or None. Epilogue ops after the Add stay
+        fused when their other operands can be read through the [M, N] view; the rest
+        are lowered as ops of their own."""
+        from nnx.dialects.graph import ConstantOp
+
+        ws = tuple(w.type.get_shape())
+        xs = tuple(a.type.get_shape())
+        if len(ws) != 2 or len(xs) < 2 or not epi or epi[0][1] != "Add":
+            return None
+        k, n = ws
+        user, _, uins, pos, _ = epi[0]
+        b = uins[1 - pos]
+        if b is None or not isinstance(b.owner, ConstantOp) or b.type.element_type != w.type.element_type:
+            return None
+        bs = tuple(b.type.get_shape())
+        if not bs or bs[-1] != n or any(d != 1 for d in bs[:-1]):
+            return None
+        m = math.prod(xs[:-1])
+        out_full = (*xs[:-1], n)
+        keep = []
+        for e in epi[1:]:
+            eu, _, euins, epos, _ = e
+            ok = True
+            vws = {}
+            for j, x in enumerate(euins):
+                if x is None or j == epos:
+                    continue
+                s2 = tuple(x.type.get_shape())
+                if len(s2) <= 1:
+                    continue
+                if s2 == out_full:
+                    vws[(eu, j)] = (m, n)
+                elif all(d == 1 for d in s2[:-1]):
+                    vws[(eu, j)] = (s2[-1],)
+                else:
+                    ok = False
+            if not ok:
+                break
+            self.epi_views.update(vws)
+            keep.append(e)
+        for e in epi[1 + len(keep):]:
+            self.fused.discard(e[0])  # lowered on their own, after this op
+        return [a, w, b], {0: (m, k), 2: (n,)}, (m, n), keep
 
     # ---- channel-group chaining (inverted-residual blocks) -----------------------------
     def conv_parts(self, op):
@@ -1422,11 +1486,11 @@ class Lowering:
                 boxes = [st.outputs[j] for st in steps]
                 n = max(math.prod(box_shape(b)) for b in boxes)
                 res[f"o{j}"] = ("O", n * osz[j], len(steps) > 1)
-            for e, (_, _, uins, pos, _) in enumerate(epilogue):
+            for e, (user, _, uins, pos, _) in enumerate(epilogue):
                 for j, x in enumerate(uins):
                     if x is None or j == pos:
                         continue
-                    t = self.tensor(x, op)
+                    t = self.epi_operand(user, j, x, op)
                     if t.resident:
                         continue
                     boxes = [_bcast_box(t.shape, st.outputs[0]) for st in steps]
@@ -1630,7 +1694,7 @@ class Lowering:
                 ot = otiles[0]
                 orange = writes[0]
                 evpu = unit if utype == "VPU" else self.next_unit("VPU")
-                for e, (_, ekind, uins, pos, eattrs) in enumerate(epilogue):
+                for e, (user, ekind, uins, pos, eattrs) in enumerate(epilogue):
                     esrcs: list[Tile | None] = []
                     ereads = [orange]
                     for j, x in enumerate(uins):
@@ -1640,7 +1704,7 @@ class Lowering:
                         if x is None:
                             esrcs.append(None)
                             continue
-                        t = self.tensor(x, op)
+                        t = self.epi_operand(user, j, x, op)
                         box = _bcast_box(t.shape, st.outputs[0])
                         if t.resident:
                             ct = t.tile(box)
@@ -1795,6 +1859,12 @@ class Lowering:
         if isinstance(op, sd.MatMulOp):
             info = self.conn_info(op, op.conn, op.weight, True)
             epi = self.epilogue_chain(op, [op.output])
+            bg = self.bias_gemm(op.input, op.weight, epi)
+            if bg is not None:
+                gins, views, out_view, rest = bg
+                last = rest[-1][0] if rest else epi[0][0]
+                self.lower_compute(op, "Gemm", gins, [last.onnx_outputs()[0]], {}, info, views, out_view, epilogue=rest)
+                return
             out = epi[-1][0].onnx_outputs()[0] if epi else op.output
             self.lower_compute(op, "MatMul", [op.input, op.weight], [out], {}, info, epilogue=epi)
             return
