@@ -11,14 +11,19 @@ from .graph import Graph
 
 
 @nb.njit(cache=True)
-def _match(indptr, indices, eweight, vsize, perm, max_size, eligible_only):
+def _match(indptr, indices, eweight, vsize, perm, max_size, eligible_only, strong):
     """One random-order pairing pass. Returns (match, dropped_weight).
 
     Seed paragraph 67: for each vertex (random order) take its heaviest edge;
     pair the two ends if neither is paired yet and the merged size is at most
     ``max_size`` (capacity / 15). With ``eligible_only`` (nnx improvement) the
     heaviest edge *among the still-pairable neighbours* is taken instead, as in
-    METIS's heavy-edge matching, which pairs more vertices per round.
+    METIS's heavy-edge matching, which pairs more vertices per round; with
+    ``strong`` > 0 (nnx) only among the edges of at least ``strong`` x the
+    vertex's heaviest edge: once its strong neighbours are taken, a vertex would
+    otherwise pair with a far vertex over a light long-range synapse, and the
+    pair travels together until the finest level, where one of the two is left
+    stranded in another group's territory.
     """
     n = indptr.shape[0] - 1
     match = np.full(n, -1, dtype=np.int64)
@@ -30,6 +35,12 @@ def _match(indptr, indices, eweight, vsize, perm, max_size, eligible_only):
         best = -1
         bw = -1.0
         sv = vsize[v]
+        if eligible_only and strong > 0.0:
+            mw = 0.0
+            for j in range(indptr[v], indptr[v + 1]):
+                if eweight[j] > mw:
+                    mw = eweight[j]
+            bw = strong * mw
         for j in range(indptr[v], indptr[v + 1]):
             u = indices[j]
             w = eweight[j]
@@ -153,7 +164,7 @@ class Level:
 
 def coarsen_once(g: Graph, max_size: int, trials: int, rng: np.random.Generator,
                  matching: str = "eligible", two_hop: bool = False,
-                 two_hop_min: float = 0.25) -> Level:
+                 two_hop_min: float = 0.25, match_strong: float = 0.0) -> Level:
     """Seed paragraphs 67-70: run ``trials`` (4-8) random pairings and contract the
     one with the largest drop in total edge weight (the weight of the edges
     that disappear inside merged pairs). With ``two_hop`` (nnx) and more than
@@ -164,7 +175,7 @@ def coarsen_once(g: Graph, max_size: int, trials: int, rng: np.random.Generator,
     for _ in range(max(1, trials)):
         perm = rng.permutation(g.n).astype(np.int64)
         match, drop = _match(g.indptr, g.indices, g.eweight, g.vsize, perm, max_size,
-                             matching == "eligible")
+                             matching == "eligible", float(match_strong))
         if drop > best_drop:
             best, best_drop = match, drop
     if two_hop and (best == np.arange(g.n)).sum() > two_hop_min * g.n:
@@ -175,7 +186,8 @@ def coarsen_once(g: Graph, max_size: int, trials: int, rng: np.random.Generator,
 
 def coarsen(g: Graph, capacity: int, *, trials: int = 4, size_fraction: float = 1 / 15,
             min_reduction: float = 0.2, matching: str = "eligible", min_vertices: int = 0,
-            two_hop: bool = False, rng: np.random.Generator, on_level=None) -> list[Level]:
+            two_hop: bool = False, match_strong: float = 0.0, rng: np.random.Generator,
+            on_level=None) -> list[Level]:
     """Repeat :func:`coarsen_once` until a round shrinks the vertex count by less
     than ``min_reduction`` (20 %, seed paragraph 71). Merged vertices may not
     exceed ``capacity * size_fraction`` (1/15, paragraph 69).
@@ -188,7 +200,8 @@ def coarsen(g: Graph, capacity: int, *, trials: int = 4, size_fraction: float = 
     levels: list[Level] = []
     cur = g
     while cur.n > max(1, min_vertices):
-        lv = coarsen_once(cur, max_size, trials, rng, matching, two_hop)
+        lv = coarsen_once(cur, max_size, trials, rng, matching, two_hop,
+                          match_strong=match_strong)
         reduction = 1.0 - lv.graph.n / cur.n
         if lv.graph.n == cur.n:
             break

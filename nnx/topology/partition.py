@@ -44,12 +44,14 @@ class PartitionOptions:
     cascade_rounds: int = 30        # extra refinement rounds while a part is over capacity
     two_hop: bool = True            # coarsening pairs unmatched twins (shared heaviest
                                     # neighbour) when heavy-edge pairing stalls (nnx)
+    match_strong: float = 0.3       # >0: pair only over edges >= this x the vertex's
+                                    # heaviest edge (nnx; 0 = any eligible edge)
 
     @classmethod
     def seed(cls, **kw) -> "PartitionOptions":
         base = dict(matching="heaviest", split="halving", bisect_refine="none",
                     frontier_only=False, balance=False, joint=False, repair=False,
-                    local_balance=False, two_hop=False)
+                    local_balance=False, two_hop=False, match_strong=0.0)
         base.update(kw)
         return cls(**base)
 
@@ -101,7 +103,7 @@ def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
     t = time.perf_counter()
     levels = coarsen(g, capacity, trials=opts.trials, size_fraction=opts.size_fraction,
                      min_reduction=opts.min_reduction, matching=opts.matching,
-                     two_hop=opts.two_hop, rng=rng,
+                     two_hop=opts.two_hop, match_strong=opts.match_strong, rng=rng,
                      on_level=on_level)
     times["coarsen"] = time.perf_counter() - t
     if progress:

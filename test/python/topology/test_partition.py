@@ -48,6 +48,34 @@ def test_seed_matching_pairs_fewer(sheet):
     assert b < a < sheet.n
 
 
+def _far_pairs(g, lv, side, radius=3):
+    # pairs merged by one coarsening round whose neurons are farther apart on the
+    # sheet than a local synapse reaches (joined by a long-range synapse)
+    order = np.argsort(lv.cmap, kind="stable")
+    cnt = np.bincount(lv.cmap)
+    starts = np.concatenate([[0], np.cumsum(cnt)])[:-1]
+    pairs = starts[cnt == 2]
+    a, b = order[pairs], order[pairs + 1]
+    d = np.maximum(np.abs(a % side - b % side), np.abs(a // side - b // side))
+    return int((d > radius).sum()), int(pairs.shape[0])
+
+
+def test_strong_matching_keeps_pairs_local():
+    # eligible heavy-edge matching pairs a vertex whose local neighbours are all
+    # taken with a far vertex over a light random synapse; match_strong=0.3 leaves
+    # it unpaired instead, at little cost in pairs (the bench's density: 100
+    # synapses per neuron, so local neighbours share several synapses each)
+    pre, post, w = sheet_graph(10000, 1000000, seed=5)
+    g = from_edges(pre, post, w, n=10000)
+    far0, n0 = _far_pairs(g, C.coarsen_once(g, 10, 4, np.random.default_rng(0),
+                                            "eligible"), 100)
+    far1, n1 = _far_pairs(g, C.coarsen_once(g, 10, 4, np.random.default_rng(0),
+                                            "eligible", match_strong=0.3), 100)
+    assert far0 >= 0.01 * n0
+    assert far1 <= 0.1 * far0
+    assert n1 > 0.95 * n0
+
+
 def test_recursive_bisection_seed_halving_fits(sheet):
     part, k = recursive_bisection(sheet, 1200, nparts=None, trials=4, refine="none",
                                   frontier_only=False, rng=np.random.default_rng(1))
