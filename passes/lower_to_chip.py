@@ -71,6 +71,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import sys
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +100,7 @@ from nnx.tiling import (
 
 ALIGN = 64
 ROTATE = 4  # most working-set regions consecutive ops rotate over (prefetch depth)
+MAX_DEPTH = 8  # most buffers of a per-tile weight slot (prefetch depth, scheduled programs)
 PLAN_UNITS = 2  # compute units the MPU tiling is planned for (see Lowering.plan_mpu)
 _DATA_BASE = 1 << 44  # data-region addresses before relocation behind the constants
 
@@ -198,18 +201,18 @@ _NP = {
 
 
 class Stream:
-    """Instructions in program order; inserts SIGNAL/WAIT on cross-unit dependencies."""
+    """Instructions in program order with their exact dependencies; `program` orders
+    them (as emitted, or list-scheduled: nnx/schedule.py) and inserts SIGNAL/WAIT on
+    the cross-unit dependencies."""
 
     def __init__(self) -> None:
         self.instrs: list[Instr] = []
         self.units: list[str] = []
-        self.signals: dict[int, list[str]] = {}
-        self.waits: dict[int, list[str]] = {}
-        self.ivc: list[dict[str, int]] = []  # what the unit knew when issuing i
-        self.vc: dict[str, dict[str, int]] = {}
+        self.preds: list[list[int]] = []
+        # cache records: [lo, hi, writer index | None, reader indices, box]
         self.cache_recs: dict[str, list[list]] = {"N": [], "W": [], "O": []}
+        # storage records: key -> [writer index | None, reader indices]
         self.s_recs: dict[tuple[int, int], list] = {}
-        self.ntok = 0
 
     @staticmethod
     def _ov(a, b) -> bool:
@@ -225,84 +228,58 @@ class Stream:
             return False
         return all(s1 <= s2 and e2 <= e1 for (s1, e1), (s2, e2) in zip(a[2], b[2]))
 
-    @staticmethod
-    def _dep(deps: dict[str, int], rec_writer, rec_readers) -> None:
-        if rec_writer is not None:
-            u, i = rec_writer
-            if deps.get(u, -1) < i:
-                deps[u] = i
-        if rec_readers is not None:
-            for u, i in rec_readers.items():
-                if deps.get(u, -1) < i:
-                    deps[u] = i
-
     def emit(self, ins: Instr, reads: list[tuple], writes: list[tuple]) -> int:
         """Append `ins`; reads/writes: ('N'|'W'|'O', lo, hi[, box]) or ('S', key).
 
         `box` (base, buffer shape, per-dim [start, end) element bounds) narrows a
         strided access of a resident buffer: two boxes of one buffer that do not
         intersect are independent although their byte spans interleave."""
-        unit = ins.unit
         idx = len(self.instrs)
-        deps: dict[str, int] = {}
-        # ---- dependencies ---------------------------------------------------------
+        deps: set[int] = set()
+        # ---- dependencies: read-after-write, write-after-read, write-after-write ------
         for acc in reads:
             if acc[0] == "S":
                 rec = self.s_recs.get(acc[1])
-                if rec is not None:
-                    self._dep(deps, rec[0], None)
+                if rec is not None and rec[0] is not None:
+                    deps.add(rec[0])
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
             for rec in self.cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1] and self._ov(rec[4], bx):
-                    self._dep(deps, rec[2], None)
+                if rec[0] < hi and lo < rec[1] and rec[2] is not None and self._ov(rec[4], bx):
+                    deps.add(rec[2])
         for acc in writes:
             if acc[0] == "S":
                 rec = self.s_recs.get(acc[1])
                 if rec is not None:
-                    self._dep(deps, rec[0], rec[1])
+                    if rec[0] is not None:
+                        deps.add(rec[0])
+                    deps.update(rec[1])
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
             for rec in self.cache_recs[acc[0]]:
                 if rec[0] < hi and lo < rec[1] and self._ov(rec[4], bx):
-                    self._dep(deps, rec[2], rec[3])
-        # ---- synchronisation --------------------------------------------------------
-        know = self.vc.setdefault(unit, {})
-        waits = []
-        for u, i in sorted(deps.items()):
-            if u == unit or know.get(u, -1) >= i:
-                continue
-            tok = f"t{self.ntok}"
-            self.ntok += 1
-            self.signals.setdefault(i, []).append(tok)
-            waits.append(tok)
-            for k, v in self.ivc[i].items():
-                if know.get(k, -1) < v:
-                    know[k] = v
-            know[u] = i
-        if waits:
-            self.waits[idx] = waits
+                    if rec[2] is not None:
+                        deps.add(rec[2])
+                    deps.update(rec[3])
+        deps.discard(idx)
         self.instrs.append(ins)
-        self.units.append(unit)
-        self.ivc.append(dict(know))
-        know[unit] = idx
+        self.units.append(ins.unit)
+        self.preds.append(sorted(deps))
         # ---- update the records -------------------------------------------------------
-        me = (unit, idx)
         for acc in reads:
             if acc[0] == "S":
-                rec = self.s_recs.setdefault(acc[1], [None, {}])
-                rec[1][unit] = idx
+                self.s_recs.setdefault(acc[1], [None, []])[1].append(idx)
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
             for rec in self.cache_recs[acc[0]]:
                 if rec[0] < hi and lo < rec[1] and self._ov(rec[4], bx):
-                    rec[3][unit] = idx
+                    rec[3].append(idx)
         for acc in writes:
             if acc[0] == "S":
-                self.s_recs[acc[1]] = [me, {}]
+                self.s_recs[acc[1]] = [idx, []]
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
@@ -317,22 +294,62 @@ class Stream:
                             new.append(rec)
                         continue
                     if rec[0] < lo:
-                        new.append([rec[0], lo, rec[2], dict(rec[3]), rec[4]])
+                        new.append([rec[0], lo, rec[2], list(rec[3]), rec[4]])
                     if hi < rec[1]:
-                        new.append([hi, rec[1], rec[2], dict(rec[3]), rec[4]])
+                        new.append([hi, rec[1], rec[2], list(rec[3]), rec[4]])
                 else:
                     new.append(rec)
-            new.append([lo, hi, me, {}, bx])
+            new.append([lo, hi, idx, [], bx])
             self.cache_recs[acc[0]] = new
         return idx
 
-    def program(self) -> list[Instr]:
+    def program(self, order: list[int] | None = None) -> list[Instr]:
+        """The instructions in `order` (default: as emitted; it must be topological)
+        with SIGNAL after a producer and WAIT before a consumer on another unit, on a
+        fresh token, unless the consumer's unit already knows (transitively, by vector
+        clocks over the unit queues) that the producer has finished."""
+        n = len(self.instrs)
+        order = list(range(n)) if order is None else order
+        qpos = [0] * n
+        count: dict[str, int] = {}
+        for i in order:
+            u = self.units[i]
+            qpos[i] = count.get(u, 0)
+            count[u] = qpos[i] + 1
+        know: dict[str, dict[str, int]] = {}
+        ivc: list[dict[str, int] | None] = [None] * n
+        signals: dict[int, list[str]] = {}
+        waits: dict[int, list[str]] = {}
+        ntok = 0
+        for i in order:
+            u = self.units[i]
+            k = know.setdefault(u, {})
+            need: dict[str, int] = {}
+            for p in self.preds[i]:
+                up = self.units[p]
+                if up != u and (up not in need or qpos[p] > qpos[need[up]]):
+                    need[up] = p
+            for up in sorted(need):
+                p = need[up]
+                if k.get(up, -1) >= qpos[p]:
+                    continue
+                tok = f"t{ntok}"
+                ntok += 1
+                signals.setdefault(p, []).append(tok)
+                waits.setdefault(i, []).append(tok)
+                for kk, vv in ivc[p].items():  # type: ignore[union-attr]
+                    if k.get(kk, -1) < vv:
+                        k[kk] = vv
+                k[up] = qpos[p]
+            ivc[i] = dict(k)
+            k[u] = qpos[i]
         out: list[Instr] = []
-        for i, ins in enumerate(self.instrs):
-            for tok in self.waits.get(i, ()):
+        for i in order:
+            ins = self.instrs[i]
+            for tok in waits.get(i, ()):
                 out.append(Instr(ins.unit, "WAIT", token=tok))
             out.append(ins)
-            for tok in self.signals.get(i, ()):
+            for tok in signals.get(i, ()):
                 out.append(Instr(ins.unit, "SIGNAL", token=tok))
         return out
 
@@ -465,8 +482,9 @@ def _bcast_box(shape: tuple[int, ...], out_box: Box) -> Box:
 
 
 class Lowering:
-    def __init__(self, target, double_buffer: bool, max_tile: int, chain: bool = True):
+    def __init__(self, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
         self.target = target
+        self.schedule = schedule
         self.double_buffer = double_buffer
         self.max_tile = max_tile
         self.chain = chain
@@ -1371,10 +1389,16 @@ class Lowering:
         return True
 
     # ---- compute ----------------------------------------------------------------------
-    def soft(self) -> int:
+    def soft(self, kind: str = "") -> int:
+        """Output elements above which a tile is split although it fits. Default: the
+        target's `tiling.vpu_elements` for VPU ops when the program is list-scheduled
+        (small vector tiles let the VPU work on one tile while the MPU computes the
+        next), 4x that otherwise."""
         if self.max_tile < 0:
             return 0
         if self.max_tile == 0:
+            if self.schedule and kind and kind not in MPU_KINDS:
+                return self.target.tiling.vpu_elements
             return 4 * self.target.tiling.vpu_elements
         return self.max_tile
 
@@ -1509,12 +1533,12 @@ class Lowering:
             steps = self.plan_mpu(rule, srcs, dsts, sparse, need, caps)
         if steps is None:
             try:
-                steps = plan(rule, need, caps, self.soft())
+                steps = plan(rule, need, caps, self.soft(kind))
             except TilingError:
                 if nb == 1:
                     raise
                 nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
-                steps = plan(rule, need, caps, self.soft())
+                steps = plan(rule, need, caps, self.soft(kind))
         sizes = slot_bytes(steps)
         trial = Layout()
         for sp, n, varies in sizes.values():
@@ -1527,8 +1551,23 @@ class Lowering:
             # overlaps this op's compute
             base = {s: (caps[s] // nreg // ALIGN * ALIGN) * (self.flip % nreg) for s in trial.top}
             self.flip += 1
+        depth = {name: (nb if varies else 1) for name, (sp, n, varies) in sizes.items()}
+        if self.schedule and nb == 2:
+            # deeper weight buffering: the weight-cache slots that change per tile get
+            # as many buffers as this op's part of the weight cache holds (up to one
+            # per tile, at most MAX_DEPTH), so the list scheduler can run the DMA and
+            # the CONVERTs of many tiles ahead while the compute units are busy
+            region = caps["W"] // nreg // ALIGN * ALIGN if base is not None else caps["W"]
+            wv = [k for k, (sp, n, varies) in sizes.items() if sp == "W" and varies]
+            if wv:
+                fixed = sum(depth[k] * _align(max(n, 1)) for k, (sp, n, _) in sizes.items() if sp == "W" and k not in wv)
+                per = sum(_align(max(sizes[k][1], 1)) for k in wv)
+                d = min(len(steps), MAX_DEPTH, (region - fixed) // per)
+                if d > nb:
+                    for k in wv:
+                        depth[k] = d
         layout = Layout(base)
-        slots = {name: layout.add(Slot(sp, n, nb if varies else 1)) for name, (sp, n, varies) in sizes.items()}
+        slots = {name: layout.add(Slot(sp, n, depth[name])) for name, (sp, n, varies) in sizes.items()}
         self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
 
     def plan_mpu(self, rule, srcs, dsts, sparse, need, caps):
@@ -1908,7 +1947,15 @@ class Lowering:
             ops.append(ConstOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t)), "value": value}))
         for name, t in self.outputs:
             ops.append(OutputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
-        for ins in self.stream.program():
+        order = None
+        if self.schedule:
+            from nnx.schedule import best_order, estimate_cycles
+
+            st = self.stream
+            order, t0, t1 = best_order(st.units, [estimate_cycles(self.target, i) for i in st.instrs], st.preds)
+            if os.environ.get("NNX_SCHEDULE_DEBUG"):
+                print(f"lower-to-chip: cost model: emitted order {t0} cycles, chosen {t1}", file=sys.stderr)
+        for ins in self.stream.program(order):
             ops.append(instr_op(reloc(ins)))
         storage = cbytes + (self.data_top - _DATA_BASE)
         return ProgramOp(max(storage, ALIGN), ops, target=self.target.name)
@@ -1924,6 +1971,7 @@ class LowerToChipPass(ModulePass):
     double_buffer: bool = True
     max_tile_elements: int = 0
     chain: bool = True
+    schedule: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from xdsl.dialects import func as fdialect
@@ -1946,7 +1994,7 @@ class LowerToChipPass(ModulePass):
             from nnx.dialects.chip import Chip
 
             ctx.load_dialect(Chip)
-        lw = Lowering(target, self.double_buffer, int(self.max_tile_elements), bool(self.chain))
+        lw = Lowering(target, self.double_buffer, int(self.max_tile_elements), bool(self.chain), bool(self.schedule))
         lw.run(main)
         prog = lw.program()
         for f in funcs:

@@ -1,0 +1,164 @@
+"""List scheduling of lowered instructions onto the accelerator's units (seed 000).
+
+Seed 000 (DESIGN.md "000 -- topological order search") observes that on a chip whose
+unit types run in parallel (DAU memory access, MPU matrix, VPU vector) the order in
+which work is issued decides how well the units overlap, and times candidate orders
+with a cost model (T1 = instruction/data read time from bandwidth and volume, T2 =
+compute time from the unit's throughput). `lower-to-chip` emits instructions op by op
+(the graph's order, split into tiles: seed 000's operator splitting); every unit runs
+its own queue in order, so a unit that reaches an instruction whose inputs are late
+stalls although later work in its queue could run.
+
+`list_schedule` picks one topological order of the *instruction* DAG (nodes: the
+tiles' LOAD/GATHER/CONVERT/MPU/VPU/STORE instructions; edges: the read-after-write,
+write-after-read and write-after-write dependencies on cache byte ranges and storage
+tensors that the lowering recorded) with the target's cost model: it simulates the
+units, and whenever a unit is free it starts, among its instructions whose
+predecessors have all finished, the one with the longest remaining path to the end
+of the program (its upward rank; ties in program order). Each unit's queue is then
+its subsequence of that order. This is list scheduling, not the seed's enumeration or
+sampling of whole orders per subgraph (exponential; the graph-level search belongs to
+a `topo-reorder` pass): it costs O(E log N) for N instructions and E dependencies,
+which matters at hundreds of thousands of tiles. Any topological order is correct
+(the dependencies include buffer reuse), so the simulator's outputs do not change;
+only the cycles do.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from nnx.sim.isa import Instr, dense_macs, is_packed, map_indices, vpu_elements
+from nnx.target import Target
+
+
+def estimate_cycles(target: Target, ins: Instr) -> int:
+    """Cycles of one instruction by the target's formulas (the simulator's own; the
+    MACs of a sparse MPU instruction are estimated from the packed weights' share of
+    the dense tile, the simulator counts the surviving pairs exactly)."""
+    mn = ins.mnemonic
+    ut = ins.unit_type
+    if mn in ("SIGNAL", "WAIT"):
+        return 0
+    if ut == "DAU":
+        d = ins.dsts[0]
+        assert d is not None
+        if mn == "GATHER":
+            idx = ins.srcs[1]
+            assert idx is not None
+            return target.gather_cycles(idx.nelems, d.nbytes // max(idx.nelems, 1))
+        return target.dma_cycles(d.nbytes)
+    if ut == "MAP":
+        return target.map_cycles(map_indices(ins))
+    if ut == "MPU":
+        macs = dense_macs(ins)
+        if is_packed(ins):
+            w, wm = ins.srcs[1], ins.opts["wmask"]
+            assert w is not None
+            macs = macs * w.nelems // max(wm.nelems, 1)
+        return target.mpu_cycles(macs)
+    if mn == "FILL":
+        d = ins.dsts[0]
+        assert d is not None
+        return target.vpu_cycles(d.nelems)
+    return target.vpu_cycles(vpu_elements(ins))
+
+
+def upward_ranks(cost: Sequence[int], preds: Sequence[Sequence[int]]) -> list[int]:
+    """Longest path (sum of costs) from each instruction to the end of the program;
+    `preds[i]` only holds indices < i (program order is topological)."""
+    rank = list(cost)
+    for i in range(len(cost) - 1, -1, -1):
+        r = rank[i]
+        for p in preds[i]:
+            if rank[p] < r + cost[p]:
+                rank[p] = r + cost[p]
+    return rank
+
+
+def makespan(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]], order: Sequence[int]) -> int:
+    """Cycles of running `order` (a topological order) on in-order unit queues by the
+    cost model: an instruction starts when its unit has finished the previous one of
+    its queue and all its predecessors have finished (seed 000's T2 with the waits)."""
+    finish = [0] * len(cost)
+    free: dict[str, int] = {}
+    end = 0
+    for i in order:
+        t = free.get(units[i], 0)
+        for p in preds[i]:
+            if finish[p] > t:
+                t = finish[p]
+        finish[i] = t + cost[i]
+        free[units[i]] = finish[i]
+        if finish[i] > end:
+            end = finish[i]
+    return end
+
+
+def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]]) -> tuple[list[int], int, int]:
+    """Seed 000's choice between candidate orders, timed by the cost model: the
+    program order as emitted and the list schedule; returns (order, cycles of the
+    emitted order, cycles of the chosen one)."""
+    n = len(cost)
+    emitted = list(range(n))
+    t0 = makespan(units, cost, preds, emitted)
+    best, tb = emitted, t0
+    rank = upward_ranks(cost, preds)
+    # priorities (higher first): the longest remaining path; the oldest instruction
+    # (out-of-order issue of the emitted order)
+    for prio in (rank, [n - i for i in range(n)]):
+        ls = list_schedule(units, cost, preds, prio)
+        t1 = makespan(units, cost, preds, ls)
+        if t1 < tb:
+            best, tb = ls, t1
+    return best, t0, tb
+
+
+def list_schedule(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]],
+                  priority: Sequence[int] | None = None) -> list[int]:
+    """A topological order of the instructions (indices) that keeps the units busy:
+    simulate the units; a free unit starts its ready instruction of highest
+    `priority` (default: the upward rank; ties: program order)."""
+    n = len(cost)
+    succs: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for i, ps in enumerate(preds):
+        indeg[i] = len(ps)
+        for p in ps:
+            succs[p].append(i)
+    rank = upward_ranks(cost, preds) if priority is None else priority
+    ready: dict[str, list[tuple[int, int]]] = {u: [] for u in set(units)}
+    busy_until = {u: 0 for u in ready}
+    for i in range(n):
+        if indeg[i] == 0:
+            heapq.heappush(ready[units[i]], (-rank[i], i))
+    events: list[tuple[int, int]] = []
+    order: list[int] = []
+    now = 0
+    idle = set(ready)
+    while len(order) < n:
+        for u in sorted(idle):
+            q = ready[u]
+            if q and busy_until[u] <= now:
+                _, i = heapq.heappop(q)
+                order.append(i)
+                fin = now + cost[i]
+                busy_until[u] = fin
+                heapq.heappush(events, (fin, i))
+        idle = set()
+        if not events:
+            break  # pragma: no cover - a cycle (impossible: preds[i] < i)
+        now = events[0][0]
+        while events and events[0][0] == now:
+            _, i = heapq.heappop(events)
+            idle.add(units[i])
+            for s in succs[i]:
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    heapq.heappush(ready[units[s]], (-rank[s], s))
+                    idle.add(units[s])
+        idle = {u for u in idle if busy_until[u] <= now}
+    if len(order) != n:  # pragma: no cover - see above
+        raise RuntimeError("list_schedule: the dependencies have a cycle")
+    return order
