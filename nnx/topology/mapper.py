@@ -23,8 +23,8 @@ class PlaceOptions:
     fraction: float = 0.05        # top 5 % most stressed groups (seed)
     radius: int = 2
     max_iter: int = 200
-    hop_refine: float = 0.3       # >0: hop-aware final refinement weight (nnx); 0 = seed
-    hop_refine_passes: int = 2
+    hop_refine: float = 1.0       # >0: hop-aware final refinement weight (nnx); 0 = seed
+    hop_refine_passes: int = 16
     hop_all: bool = True          # hop term for every candidate move (nnx)
     place_filter: float = 0.1     # placement bisects the group graph without edges below
                                   # this x the heaviest edge of an end (nnx); 0 = seed

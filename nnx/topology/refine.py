@@ -71,11 +71,22 @@ def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, bala
             nc = 0
             gbest = -1
             gcost = 0.0
+            wtot = 0.0
+            if use_hop and not over:
+                for a in range(nt):
+                    wtot += acc[lst[a]]
             for a in range(nt):
                 q = lst[a]
                 if q == p:
                     continue
                 c = wi - acc[q]
+                if use_hop and not over:
+                    # exact pruning: every edge to r changes length by at most
+                    # d(p, q), edges into p grow by exactly d(p, q); when even
+                    # this bound leaves the cost positive the move is never taken
+                    dpq = abs(core_x[q] - core_x[p]) + abs(core_y[q] - core_y[p])
+                    if c + hop_weight * dpq * (2.0 * wi - wtot) > 1e-9 * (wi + 1.0):
+                        continue
                 if use_hop and (hop_all or c <= 0.0):
                     h = 0.0
                     for b in range(nt):
