@@ -1,21 +1,24 @@
-"""`graph-fuse-gelu`: the exact (erf) GELU written out as five elementwise ops -> one
-`graph.gelu`.
+"""`graph-fuse`: ONNX functions that exporters write out as several ops -> the one op.
 
-Exporters that predate ONNX's Gelu (opset 20) spell GELU out:
-``0.5 * x * (1 + erf(x / sqrt(2)))`` -- Div (or Mul by 1/sqrt(2)), Erf, Add 1, and two
-Muls in any of the association orders ``(x * a) * 0.5``, ``(x * 0.5) * a``,
-``x * (a * 0.5)`` and with operands in either order. The rewrite matches at the Erf
-and replaces the whole subgraph by ``graph.gelu(x) {approximate = "none"}`` when
-every intermediate has no other use, the constants are scalars (any rank, one
-element) equal to sqrt(2) (1/sqrt(2)), 1 and 0.5 within 1e-6 relative, and the types
-agree. The result is the same function (onnxruntime's GeluFusion does the same).
+Exporters targeting opsets before an op existed spell it out; on the accelerator each
+VPU instruction is one pass over its elements (`units.VPU.elements_per_cycle`, the
+cost model of seed 000 para. 93-98), so the written-out forms cost one pass per piece
+plus their intermediate tensors. The pass recognises, with every intermediate used
+only inside the pattern and types unchanged (onnxruntime's GeluFusion and
+LayerNormFusion do the same):
 
-Why: on the accelerator each VPU instruction is one pass over its elements
-(`targets/*.toml` `units.VPU.elements_per_cycle`, the cost model of seed 000 para.
-93-98); the written-out form makes five passes and four intermediate tensors where
-the op makes one (BERT-style FFNs are VPU-bound once their weights are sparse).
+* exact GELU (opset 20 `Gelu`): ``0.5 * x * (1 + erf(x / sqrt(2)))`` -- Div by sqrt(2)
+  (or Mul by 1/sqrt(2)), Erf, Add 1 and two Muls in any association order
+  (``(x * a) * 0.5``, ``(x * 0.5) * a``, ``x * (a * 0.5)``), operands in either
+  order; constants are one-element floats within 1e-6 relative
+  -> ``graph.gelu(x) {approximate = "none"}`` (matched at the Erf);
+* LayerNormalization (opset 17): ``m = ReduceMean(x)``, ``d = x - m``,
+  ``v = ReduceMean(d ^ 2)`` (Pow 2 or d * d), ``n = d / Sqrt(v + eps)``, then
+  ``n * gamma`` and optionally ``+ beta`` with constants of the normalised shape, the
+  means over the same trailing axes with keepdims -> ``graph.layer_normalization(x,
+  gamma[, beta]) {axis, epsilon}`` (matched at the first ReduceMean).
 
-    nnx-opt m.mlir -p 'graph-fuse-gelu'
+    nnx-opt m.mlir -p 'graph-fuse,dce'
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -138,11 +142,109 @@ class FuseErfGelu(RewritePattern):
             rewriter.erase(c)
 
 
-@dataclass(frozen=True)
-class GraphFuseGeluPass(ModulePass):
-    """Fuse written-out exact GELU subgraphs into `graph.gelu` (module docstring)."""
+def _reduce_axes(op: Operation, rank: int) -> list[int] | None:
+    """Normalised axes of a keepdims ReduceMean (attribute or constant input)."""
+    if op.attr("keepdims", 1) != 1:  # type: ignore[attr-defined]
+        return None
+    if op.axes is not None:  # type: ignore[attr-defined]
+        from nnx.dialects.graph import ConstantOp
 
-    name = "graph-fuse-gelu"
+        if not isinstance(op.axes.owner, ConstantOp):  # type: ignore[attr-defined]
+            return None
+        axes = [int(a) for a in np.asarray(op.axes.owner.numpy_value()).reshape(-1)]  # type: ignore[attr-defined]
+    else:
+        axes = op.attr("axes")  # type: ignore[attr-defined]
+        if axes is None:
+            return None
+        axes = [int(a) for a in axes]
+    return sorted(a + rank if a < 0 else a for a in axes)
+
+
+def _const_of_shape(v: SSAValue | None, shape: tuple[int, ...]) -> bool:
+    from nnx.dialects.graph import ConstantOp
+
+    return v is not None and isinstance(v.owner, ConstantOp) and tuple(v.type.get_shape()) == shape  # type: ignore[attr-defined]
+
+
+class FuseLayerNorm(RewritePattern):
+    """Match at the first `graph.reduce_mean` (see the module docstring)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        from nnx.dialects.graph import GraphOp, LayerNormalizationOp
+
+        if not isinstance(op, GraphOp) or op.ONNX_TYPE != "ReduceMean" or op.after:
+            return
+        x = op.onnx_inputs()[0]
+        ty = x.type
+        shape = tuple(ty.get_shape())  # type: ignore[attr-defined]
+        if str(ty.element_type) not in ("f16", "bf16", "f32", "f64"):  # type: ignore[attr-defined]
+            return
+        axes = _reduce_axes(op, len(shape))
+        if not axes or axes != list(range(axes[0], len(shape))):
+            return
+        mean = op.onnx_outputs()[0]
+        sub = _single_user(mean, "Sub")
+        if sub is None or sub.onnx_inputs()[0] is not x:
+            return
+        d = sub.onnx_outputs()[0]
+        users = list({id(u.operation): u.operation for u in d.uses}.values())
+        if len(users) != 2:
+            return
+        sq = next((u for u in users if isinstance(u, GraphOp) and u.ONNX_TYPE in ("Pow", "Mul")), None)
+        div = next((u for u in users if isinstance(u, GraphOp) and u.ONNX_TYPE == "Div"), None)
+        if sq is None or div is None or sq is div or div.onnx_inputs()[0] is not d:
+            return
+        sin = sq.onnx_inputs()
+        if sq.ONNX_TYPE == "Pow" and not (sin[0] is d and _near(_scalar(sin[1]), 2.0)):
+            return
+        if sq.ONNX_TYPE == "Mul" and not (sin[0] is d and sin[1] is d):
+            return
+        var_op = _single_user(sq.onnx_outputs()[0], "ReduceMean")
+        if var_op is None or _reduce_axes(var_op, len(shape)) != axes:
+            return
+        v = var_op.onnx_outputs()[0]
+        add_eps = _single_user(v, "Add")
+        if add_eps is None:
+            return
+        eps = _scalar(_other(add_eps, v))
+        if eps is None or eps < 0:
+            return
+        sqrt = _single_user(add_eps.onnx_outputs()[0], "Sqrt")
+        if sqrt is None or div.onnx_inputs()[1] is not sqrt.onnx_outputs()[0] or len(list(sqrt.onnx_outputs()[0].uses)) != 1:
+            return
+        n = div.onnx_outputs()[0]
+        mul = _single_user(n, "Mul")
+        norm_shape = shape[axes[0]:]
+        if mul is None or not _const_of_shape(_other(mul, n), norm_shape):
+            return
+        gamma = _other(mul, n)
+        chain = [op, sub, sq, var_op, add_eps, sqrt, div, mul]
+        beta = None
+        y = mul.onnx_outputs()[0]
+        badd = _single_user(y, "Add")
+        if badd is not None and _const_of_shape(_other(badd, y), norm_shape):
+            beta = _other(badd, y)
+            chain.append(badd)
+        last = chain[-1]
+        out = last.onnx_outputs()[0]
+        if any(c.after for c in chain) or out.type != ty:
+            return
+        ln = LayerNormalizationOp.build_onnx(
+            [x, gamma, beta], {"axis": axes[0], "epsilon": float(eps)}, [ty, None, None]
+        )
+        ln.attributes.update({k: v2 for k, v2 in last.attributes.items() if k.startswith("nnx.")})
+        rewriter.insert(ln, InsertPoint.before(last))
+        rewriter.replace_all_uses_with(out, ln.results[0])
+        for c in reversed(chain):
+            rewriter.erase(c)
+
+
+@dataclass(frozen=True)
+class GraphFusePass(ModulePass):
+    """Fuse written-out GELU and LayerNormalization subgraphs into the ONNX ops
+    (module docstring)."""
+
+    name = "graph-fuse"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseErfGelu(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(GreedyRewritePatternApplier([FuseErfGelu(), FuseLayerNorm()]), apply_recursively=False).rewrite_module(op)

@@ -58,8 +58,18 @@ memory access, MPU convolution/matrix, VPU vector), as described by a target TOM
   18-19) become a mapping-unit `CONN` on the loaded neuron tile, passed as `nmask`:
   a pair is computed only when both the neuron and the weight survive.
 
+* Embedding lookups: Gather along axis 0 of a tensor in storage is indirect DMA
+  (`GATHER`) of the rows the indices name (`lower_gather`).
+* Linear layers: MatMul by a constant [K, N] weight + Add of a constant bias along N
+  is one MPU Gemm with the bias as C (`bias_gemm`).
+* Scheduling (`schedule=true`): the instruction DAG (the dependencies above, kept
+  exactly per instruction) is ordered by nnx/schedule.py -- the emitted order or a
+  list schedule, whichever the target's cost model (seed 000) times faster -- and
+  the SIGNAL/WAITs are derived from that order.
+
 Options: `target` (path of a target TOML; default: the embedded default target),
 `chain` (default true; false = every result STOREd to storage and LOADed back),
+`schedule` (default true; false = the emitted op-by-op order),
 `double-buffer` (default true), `max-tile-elements` (split output tiles above this
 many elements even when they fit, so DMA and compute overlap; 0 = the target's
 `tiling.vpu_elements` x 4, -1 = never).
@@ -395,24 +405,36 @@ class CacheHeap:
     """Resident (chained) tensors in one cache: allocated top-down, so that an op's
     working set (its slots, laid out from address 0) gets everything below `floor()`."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, next_fit: bool = False) -> None:
         self.cap = cap
         self.live: dict[Any, tuple[int, int]] = {}  # root value -> [lo, hi)
+        # next fit: search downwards from the last allocation first, so a buffer
+        # freed a moment ago (whose last readers may still be running) is reused
+        # last: fewer write-after-read waits between consecutive ops
+        self.next_fit = next_fit
+        self.cursor = cap
 
     def floor(self) -> int:
         return min((lo for lo, _ in self.live.values()), default=self.cap)
 
     def alloc(self, root, nbytes: int, limit: int = 0) -> int | None:
-        """The highest free gap of `nbytes` (aligned) at or above `limit`."""
+        """The highest free gap of `nbytes` (aligned) at or above `limit` (below the
+        cursor first, with next fit)."""
         n = _align(max(nbytes, 1))
         spans = sorted(self.live.values(), key=lambda r: -r[0])
-        hi = self.cap
-        for lo2, hi2 in spans + [(0, 0)]:
-            lo = (hi - n) // ALIGN * ALIGN
-            if hi2 <= lo and lo >= limit:
-                self.live[root] = (lo, lo + n)
-                return lo
-            hi = min(hi, lo2)
+        tops = [min(self.cursor, self.cap), self.cap] if self.next_fit else [self.cap]
+        for top in tops:
+            hi = top
+            for lo2, hi2 in spans + [(0, 0)]:
+                if lo2 >= top:
+                    continue
+                hi = min(hi, top)
+                lo = (hi - n) // ALIGN * ALIGN
+                if hi2 <= lo and lo >= limit:
+                    self.live[root] = (lo, lo + n)
+                    self.cursor = lo
+                    return lo
+                hi = min(hi, lo2)
         return None
 
     def free(self, root) -> None:
@@ -490,7 +512,7 @@ class Lowering:
         self.chain = chain
         self.caps = {s: target.cache_bytes(s) for s in ("N", "W", "O")}
         # on-chip chaining: resident tensors (by root value: aliases share the root)
-        self.heaps = {s: CacheHeap(self.caps[s]) for s in ("O", "N")}
+        self.heaps = {s: CacheHeap(self.caps[s], next_fit=schedule) for s in ("O", "N")}
         self.res: dict[Any, str] = {}  # root -> space
         self.root: dict[SSAValue, SSAValue] = {}
         self.uses: dict[Any, list[int]] = {}  # root -> op indices reading it
@@ -623,6 +645,18 @@ class Lowering:
             t = self.alloc_data(tuple(arg.type.get_shape()), _dtype_name(arg.type))  # type: ignore[attr-defined]
             self.tensors[arg] = t
             self.inputs.append((self.fresh(name), t))
+        # the outputs' names are reserved before any constant is named (a constant
+        # must not take a graph output's name)
+        res_attrs = func.res_attrs.data if func.res_attrs is not None else None
+        ret = next((o for o in block.ops if isinstance(o, fdialect.ReturnOp)), None)
+        out_names = []
+        for i in range(len(ret.arguments) if ret is not None else 0):
+            name = f"out{i}"
+            if res_attrs is not None and i < len(res_attrs):
+                n = res_attrs[i].data.get("nnx.name")
+                if isinstance(n, StringAttr):
+                    name = n.data
+            out_names.append(self.fresh(name))
         self.liveness(block)
         for idx, op in enumerate(block.ops):
             self.idx = idx
@@ -630,14 +664,8 @@ class Lowering:
                 continue
             self.release_dead()
             if isinstance(op, fdialect.ReturnOp):
-                res_attrs = func.res_attrs.data if func.res_attrs is not None else None
                 for i, v in enumerate(op.arguments):
-                    name = f"out{i}"
-                    if res_attrs is not None and i < len(res_attrs):
-                        n = res_attrs[i].data.get("nnx.name")
-                        if isinstance(n, StringAttr):
-                            name = n.data
-                    self.outputs.append((self.fresh(name), self.storage(v, op)))
+                    self.outputs.append((out_names[i], self.storage(v, op)))
                 continue
             try:
                 if op.name.startswith("sparse."):
@@ -1627,6 +1655,12 @@ class Lowering:
             amin = {0: t.tiling.mpu_m, 1: t.tiling.mpu_n}
         else:
             amin = {r - 2: t.tiling.mpu_m, r - 1: t.tiling.mpu_n}
+            if self.schedule and math.prod(rule.out_shape[:-2]) > 1:
+                # batched MatMul (attention heads): whole matrices per tile, so the
+                # tiles split along the batch dims as the VPU ops' tiles do and the
+                # softmax of one head overlaps the matmuls of the next
+                amin[r - 2] = rule.out_shape[r - 2]
+                amin[r - 1] = rule.out_shape[r - 1]
         steps = plan_cost(rule, need, caps, cost, orders, kmin=max(1, t.tiling.mpu_k), amin=amin)
         if steps is None:
             steps = plan_cost(rule, need, caps, cost, orders)

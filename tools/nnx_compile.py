@@ -5,7 +5,7 @@
                 [--sparsify 'weight-threshold=0.9 ...']
 
 Imports the model (nnx.importer), runs a pass pipeline ending in `lower-to-chip`
-(default: `builtin.module(graph-fold-constants,canonicalize,graph-fuse-gelu,dce,lower-to-chip{...})`,
+(default: `builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce,lower-to-chip{...})`,
 printed by `--print-pipeline`), and translates the chip program to the assembly text
 PROG.s plus its weights data file PROG.data (nnx-translate's functions), both written
 atomically. `--pipeline` takes nnx-opt's syntax (MLIR `builtin.module(...)` or xDSL
@@ -68,7 +68,7 @@ def _lower_text(target: str | None) -> str:
 
 
 def default_pipeline(target: str | None = None, sparsify: str | None = None) -> str:
-    passes = ["graph-fold-constants", "canonicalize", "graph-fuse-gelu", "dce"]
+    passes = ["graph-fold-constants", "canonicalize", "graph-fuse", "dce"]
     if sparsify is not None:
         passes.append(f"sparsify{{{sparsify}}}" if sparsify.strip() else "sparsify")
     passes.append(_lower_text(target))

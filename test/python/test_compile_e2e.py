@@ -408,10 +408,10 @@ def test_print_pipeline(capsys):
 
     assert main(["--print-pipeline"]) == 0
     out = capsys.readouterr().out.strip()
-    assert out == "builtin.module(graph-fold-constants,canonicalize,graph-fuse-gelu,dce,lower-to-chip)"
+    assert out == "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce,lower-to-chip)"
     assert main(["--print-pipeline", "--sparsify", "weight-threshold=0.0"]) == 0
     out = capsys.readouterr().out.strip()
-    assert out == "builtin.module(graph-fold-constants,canonicalize,graph-fuse-gelu,dce,sparsify{weight-threshold=0.0},lower-to-chip)"
+    assert out == "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce,sparsify{weight-threshold=0.0},lower-to-chip)"
     assert main(["--print-pipeline", "--pipeline", "builtin.module(canonicalize)", "--target", str(TINY)]) == 0
     out = capsys.readouterr().out.strip()
     assert out == f'builtin.module(canonicalize,lower-to-chip{{target="{TINY}"}})'
@@ -591,7 +591,7 @@ def test_embedding_gather_moves_only_rows(tmp_path, args):
 @pytest.mark.parametrize("form", ["torch", "half_first", "half_on_a"])
 def test_written_out_gelu_fused(tmp_path, form):
     """Exact GELU spelled out with Div/Erf/Add/Mul (pre-opset-20 exports) becomes one
-    VPU Gelu (graph-fuse-gelu in the default pipeline); outputs equal onnxruntime's on
+    VPU Gelu (graph-fuse in the default pipeline); outputs equal onnxruntime's on
     the unfused model, and the fused program takes fewer VPU cycles than the one
     without the fusion."""
     rng = np.random.default_rng(3)
@@ -621,3 +621,45 @@ def test_written_out_gelu_fused(tmp_path, form):
     plain = check_model(model, feeds, tmp_path / "b", "--pipeline",
                         "builtin.module(graph-fold-constants,canonicalize,dce,lower-to-chip)")
     assert fused["units"]["VPU0"]["busy_cycles"] < 0.5 * plain["units"]["VPU0"]["busy_cycles"]
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_written_out_layernorm_fused(tmp_path, opset):
+    """LayerNorm spelled out (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, as
+    exporters write it before opset 17; axes as attribute or input) becomes one VPU
+    LayerNormalization; outputs equal onnxruntime's on the unfused model."""
+    rng = np.random.default_rng(4)
+    N = helper.make_node
+    if opset < 18:
+        rm1 = N("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1)
+        rm2 = N("ReduceMean", ["p"], ["v"], axes=[-1], keepdims=1)
+    else:
+        rm1 = N("ReduceMean", ["x", "ax"], ["m"], keepdims=1)
+        rm2 = N("ReduceMean", ["p", "ax"], ["v"], keepdims=1)
+    nodes = [rm1, N("Sub", ["x", "m"], ["d"]), N("Pow", ["d", "two"], ["p"]), rm2,
+             N("Add", ["v", "eps"], ["ve"]), N("Sqrt", ["ve"], ["s"]), N("Div", ["d", "s"], ["n"]),
+             N("Mul", ["n", "g"], ["y0"]), N("Add", ["y0", "b"], ["y"])]
+    inits = [_init("g", rng.standard_normal(48).astype(np.float32)), _init("b", rng.standard_normal(48).astype(np.float32)),
+             _init("two", np.float32(2.0)), _init("eps", np.float32(1e-5)), _init("ax", np.array([-1], np.int64))]
+    f = TensorProto.FLOAT
+    model = _model(nodes, [helper.make_tensor_value_info("x", f, [2, 24, 48])],
+                   [helper.make_tensor_value_info("y", f, [2, 24, 48])], inits, tmp_path / "ln.onnx", opset=opset)
+    feeds = {"x": (3 + 2 * rng.standard_normal((2, 24, 48))).astype(np.float32)}
+    check_model(model, feeds, tmp_path)
+    text = (tmp_path / "prog.s").read_text()
+    assert " LayerNormalization " in text and " ReduceMean " not in text and " Sqrt " not in text
+
+
+def test_output_names_kept_when_constants_want_them(tmp_path):
+    """Graph outputs keep their names although the lowering's own constants (packed
+    sparse weights 'wpk', their connection data 'wconn') would be named alike."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((32, 16)).astype(np.float32)
+    w[np.abs(w) < 1.0] = 0.0
+    f = TensorProto.FLOAT
+    model = _model([helper.make_node("MatMul", ["x", "w"], ["wpk"]), helper.make_node("Relu", ["wpk"], ["wconn"])],
+                   [helper.make_tensor_value_info("x", f, [4, 32])],
+                   [helper.make_tensor_value_info("wpk", f, [4, 16]), helper.make_tensor_value_info("wconn", f, [4, 16])],
+                   [_init("w", w)], tmp_path / "names.onnx")
+    check_model(model, {"x": rng.standard_normal((4, 32)).astype(np.float32)}, tmp_path, "--sparsify", "weight-threshold=0.0")
+    assert ".output wpk " in (tmp_path / "prog.s").read_text()

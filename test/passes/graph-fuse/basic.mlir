@@ -1,9 +1,9 @@
-// graph-fuse-gelu: 0.5 * x * (1 + erf(x / sqrt(2))) written out -> graph.gelu, in the
+// graph-fuse: 0.5 * x * (1 + erf(x / sqrt(2))) written out -> graph.gelu, in the
 // association orders exporters produce; near misses are left alone.
 
-// RUN: nnx-opt %s -p graph-fuse-gelu | FileCheck %s
-// RUN: nnx-opt %s -p graph-fuse-gelu,dce | FileCheck %s --check-prefix=DCE
-// RUN: nnx-opt %s -p graph-fuse-gelu --mlir-print-op-generic | nnx-opt | FileCheck %s
+// RUN: nnx-opt %s -p graph-fuse | FileCheck %s
+// RUN: nnx-opt %s -p graph-fuse,dce | FileCheck %s --check-prefix=DCE
+// RUN: nnx-opt %s -p graph-fuse --mlir-print-op-generic | nnx-opt | FileCheck %s
 
 // (x * a) * 0.5 with x / sqrt(2): the form torch exports.
 // CHECK-LABEL: func.func @torch_form
