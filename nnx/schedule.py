@@ -27,10 +27,15 @@ only the cycles do.
 from __future__ import annotations
 
 import heapq
+import os
+import sys
+import random
 from collections.abc import Sequence
 
 from nnx.sim.isa import Instr, dense_macs, is_packed, map_indices, vpu_elements
 from nnx.target import Target
+
+_DEBUG = bool(os.environ.get("NNX_SCHEDULE_DEBUG"))
 
 
 def estimate_cycles(target: Target, ins: Instr) -> int:
@@ -96,7 +101,37 @@ def makespan(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence
     return end
 
 
-def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]]) -> tuple[list[int], int, int]:
+def critical_path(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]],
+                  order: Sequence[int]) -> list[int]:
+    """The instructions that determine `makespan(order)`: from the last to finish,
+    back through whichever bound its start (a predecessor or the previous
+    instruction of its unit's queue)."""
+    finish = [0] * len(cost)
+    why = [-1] * len(cost)
+    prev: dict[str, int] = {}
+    for i in order:
+        u = units[i]
+        t, w = 0, -1
+        if u in prev:
+            t, w = finish[prev[u]], prev[u]
+        for p in preds[i]:
+            if finish[p] > t:
+                t, w = finish[p], p
+        finish[i] = t + cost[i]
+        why[i] = w
+        prev[u] = i
+    if not order:
+        return []
+    i = max(order, key=lambda k: finish[k])
+    path = []
+    while i >= 0:
+        path.append(i)
+        i = why[i]
+    return path[::-1]
+
+
+def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]],
+               samples: int = 4) -> tuple[list[int], int, int]:
     """Seed 000's choice between candidate orders, timed by the cost model: the
     program order as emitted and the list schedule; returns (order, cycles of the
     emitted order, cycles of the chosen one)."""
@@ -105,11 +140,32 @@ def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequen
     t0 = makespan(units, cost, preds, emitted)
     best, tb = emitted, t0
     rank = upward_ranks(cost, preds)
-    # priorities (higher first): the longest remaining path; the oldest instruction
-    # (out-of-order issue of the emitted order)
-    for prio in (rank, [n - i for i in range(n)]):
+    # the same with each unit's emitted sequence as extra edges: a unit's later work
+    # lengthens its earlier work's path, so the tiles of one op's chain (one head's
+    # softmax) finish before the next op's start (the unit then feeds its consumers
+    # tile by tile)
+    chained = [list(ps) for ps in preds]
+    last: dict[str, int] = {}
+    for i in range(n):
+        u = units[i]
+        if u in last:
+            chained[i].append(last[u])
+        last[u] = i
+    urank = upward_ranks(cost, chained)
+    # candidate priorities (higher first): the longest remaining path, with and
+    # without the unit sequences; the oldest instruction (out-of-order issue of the
+    # emitted order); and, as seed 000 samples orders at random, `samples` random
+    # perturbations of the path lengths (seeded: the result is deterministic)
+    cands = [rank, urank, [n - i for i in range(n)]]
+    rng = random.Random(0)
+    for k in range(samples):
+        base = rank if k % 2 == 0 else urank
+        cands.append([int(r * (1.0 + rng.uniform(-0.25, 0.25))) for r in base])
+    for prio in cands:
         ls = list_schedule(units, cost, preds, prio)
         t1 = makespan(units, cost, preds, ls)
+        if _DEBUG:
+            print(f"schedule candidate: {t1}", file=sys.stderr)
         if t1 < tb:
             best, tb = ls, t1
     return best, t0, tb

@@ -1988,7 +1988,16 @@ class Lowering:
             st = self.stream
             order, t0, t1 = best_order(st.units, [estimate_cycles(self.target, i) for i in st.instrs], st.preds)
             if os.environ.get("NNX_SCHEDULE_DEBUG"):
+                from collections import Counter
+
+                from nnx.schedule import critical_path
+
                 print(f"lower-to-chip: cost model: emitted order {t0} cycles, chosen {t1}", file=sys.stderr)
+                cost = [estimate_cycles(self.target, i) for i in st.instrs]
+                crit = Counter()
+                for i in critical_path(st.units, cost, st.preds, order):
+                    crit[(st.units[i], st.instrs[i].mnemonic)] += cost[i]
+                print("lower-to-chip: critical path: " + ", ".join(f"{u} {m} {c}" for (u, m), c in crit.most_common()), file=sys.stderr)
         for ins in self.stream.program(order):
             ops.append(instr_op(reloc(ins)))
         storage = cbytes + (self.data_top - _DATA_BASE)
