@@ -44,6 +44,8 @@ class PartitionOptions:
     cascade_rounds: int = 30        # extra refinement rounds while a part is over capacity
     two_hop: bool = True            # coarsening pairs unmatched twins (shared heaviest
                                     # neighbour) when heavy-edge pairing stalls (nnx)
+    bisect_filter: float = 0.05     # >0: bisect the coarsest graph without its edges below
+                                    # this x the heavier end's heaviest edge (nnx)
     match_strong: float = 0.3       # >0: pair only over edges >= this x the vertex's
                                     # heaviest edge (nnx; 0 = any eligible edge)
 
@@ -51,7 +53,7 @@ class PartitionOptions:
     def seed(cls, **kw) -> "PartitionOptions":
         base = dict(matching="heaviest", split="halving", bisect_refine="none",
                     frontier_only=False, balance=False, joint=False, repair=False,
-                    local_balance=False, two_hop=False, match_strong=0.0)
+                    local_balance=False, two_hop=False, match_strong=0.0, bisect_filter=0.0)
         base.update(kw)
         return cls(**base)
 
@@ -119,7 +121,12 @@ def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
             cg, capacity, k, mesh[0], mesh[1], trials=opts.trials, refine=opts.bisect_refine,
             imbalance=opts.imbalance, frontier_only=opts.frontier_only, rng=rng, progress=cb)
     else:
-        part, nparts = recursive_bisection(cg, capacity, nparts=k, trials=opts.trials,
+        bg = cg
+        if opts.bisect_filter > 0:
+            from .place import strong_edges
+
+            bg = strong_edges(cg, opts.bisect_filter)
+        part, nparts = recursive_bisection(bg, capacity, nparts=k, trials=opts.trials,
                                            refine=opts.bisect_refine, imbalance=opts.imbalance,
                                            frontier_only=opts.frontier_only, rng=rng,
                                            progress=cb)

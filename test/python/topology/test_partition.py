@@ -221,3 +221,26 @@ def test_hop_refine_lowers_hop_traffic():
     assert er["within_capacity"]
     assert er["hop_traffic"] < 0.99 * eb["hop_traffic"], (er["hop_traffic"], eb["hop_traffic"])
     assert er["edge_cut"] < 1.03 * eb["edge_cut"]
+
+
+def test_bisect_filter_keeps_quality():
+    # the coarsest graph of a sheet with random synapses is dense (every coarse
+    # vertex has light edges to most others); bisecting it without the edges
+    # below 0.05 x an end's heaviest is much cheaper and must cut the full graph
+    # about as well
+    from nnx.topology.coarsen import coarsen
+    from nnx.topology.graph import cut_and_hop
+    from nnx.topology.place import strong_edges
+
+    pre, post, w = sheet_graph(20000, 2000000, seed=4)
+    g = from_edges(pre, post, w, n=20000)
+    cap = int(np.ceil(1.03 * g.n / 64))
+    cg = coarsen(g, cap, two_hop=True, match_strong=0.3, rng=np.random.default_rng(0))[-1].graph
+    sg = strong_edges(cg, 0.05)
+    assert sg.nnz < 0.5 * cg.nnz
+    cuts = []
+    for gg in (cg, sg):
+        part, k = recursive_bisection(gg, cap, nparts=64, rng=np.random.default_rng(1))
+        assert k == 64
+        cuts.append(cut_and_hop(cg, part)[0])
+    assert cuts[1] < 1.03 * cuts[0], cuts
