@@ -103,6 +103,7 @@ from nnx.tiling import (
     Step,
     TilingError,
     box_shape,
+    enumerate_steps,
     full_box,
     plan,
     rule_for,
@@ -531,6 +532,8 @@ class Lowering:
         self.fused: set[Operation] = set()
         # epilogue operands read through a view of the op's output (bias_gemm)
         self.epi_views: dict[tuple[Operation, int], tuple[int, ...]] = {}
+        # output tile shape of each resident result (follow_tiles)
+        self.tile_shape: dict[Any, tuple[int, ...]] = {}
         dau = target.unit("DAU").count
         self.load_unit = "DAU0"
         self.store_unit = f"DAU{dau - 1}"
@@ -1363,6 +1366,9 @@ class Lowering:
         isz = data.itemsize
         if n == 0 or row == 0:
             return False
+        t = self.target
+        if t.gather_cycles(n, row * isz) > t.dma_cycles(data.nbytes) + t.vpu_cycles(n * row + n + math.prod(data.shape)):
+            return False  # a small table (token types): one LOAD + a VPU Gather is cheaper
         caps = self.work_caps()
         nb = 2 if self.double_buffer else 1
         self.result_tensor(outs[0])
@@ -1418,15 +1424,16 @@ class Lowering:
 
     # ---- compute ----------------------------------------------------------------------
     def soft(self, kind: str = "") -> int:
-        """Output elements above which a tile is split although it fits. Default: the
-        target's `tiling.vpu_elements` for VPU ops when the program is list-scheduled
-        (small vector tiles let the VPU work on one tile while the MPU computes the
-        next), 4x that otherwise."""
+        """Output elements above which a tile is split although it fits. Default: half
+        the target's `tiling.vpu_elements` for VPU ops when the program is
+        list-scheduled (small vector tiles let the VPU work on one tile while the MPU
+        computes the next, and two tiles of consecutive ops are in flight; measured
+        best of 1, 1/2, 1/4, 1/8 on BERT-style models), 4x it otherwise."""
         if self.max_tile < 0:
             return 0
         if self.max_tile == 0:
             if self.schedule and kind and kind not in MPU_KINDS:
-                return self.target.tiling.vpu_elements
+                return max(1, self.target.tiling.vpu_elements // 2)
             return 4 * self.target.tiling.vpu_elements
         return self.max_tile
 
@@ -1559,6 +1566,8 @@ class Lowering:
         steps = None
         if kind in MPU_KINDS and self.max_tile == 0 and (rule.axes or rule.k_extent):
             steps = self.plan_mpu(rule, srcs, dsts, sparse, need, caps)
+        if steps is None and kind not in MPU_KINDS:
+            steps = self.follow_tiles(rule, ins, srcs, dsts, need, caps)
         if steps is None:
             try:
                 steps = plan(rule, need, caps, self.soft(kind))
@@ -1567,6 +1576,8 @@ class Lowering:
                     raise
                 nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
                 steps = plan(rule, need, caps, self.soft(kind))
+        if len(dsts) == 1 and dsts[0].resident and steps and steps[0].outputs:
+            self.tile_shape[self.rootof(outs[0])] = box_shape(steps[0].outputs[0])
         sizes = slot_bytes(steps)
         trial = Layout()
         for sp, n, varies in sizes.values():
@@ -1597,6 +1608,34 @@ class Lowering:
         layout = Layout(base)
         slots = {name: layout.add(Slot(sp, n, depth[name])) for name, (sp, n, varies) in sizes.items()}
         self.emit_steps(op, kind, unit, srcs, dsts, steps, slots, sparse, epilogue)
+
+    def follow_tiles(self, rule, ins, srcs, dsts, need, caps):
+        """Scheduled programs: a VPU op whose result has the shape of a resident operand
+        is tiled like that operand's producer (`tile_shape`), so its tile t waits only
+        for the producer's tile t and chains of ops pipeline tile by tile (one head's
+        softmax while the MPU computes the next head's scores). None: no such operand,
+        or those tiles do not fit."""
+        if not self.schedule or self.max_tile != 0 or len(dsts) != 1 or not rule.axes:
+            return None
+        out = tuple(dsts[0].shape)
+        for j, v in enumerate(ins):
+            if v is None or j >= len(srcs) or srcs[j] is None or not srcs[j].resident:
+                continue
+            ts = self.tile_shape.get(self.rootof(v))
+            if ts is None or tuple(srcs[j].shape) != out or len(ts) != len(out):
+                continue
+            sizes = {a: max(1, min(ts[a], out[a])) for a in rule.axes}
+            if all(sizes[a] == out[a] for a in rule.axes):
+                return None  # one tile: nothing to follow
+            try:
+                steps = enumerate_steps(rule, sizes, rule.k_extent or 0)
+            except (TilingError, ValueError):
+                return None
+            n = need(steps)
+            if all(n.get(sp, 0) <= caps[sp] for sp in caps):
+                return steps
+            return None
+        return None
 
     def plan_mpu(self, rule, srcs, dsts, sparse, need, caps):
         """Cost-based tiling of an MPU op (nnx.tiling.plan_cost): the loop order and
