@@ -317,7 +317,8 @@ class SpatialRule(Rule):
 
 
 class MatMulRule(Rule):
-    """ONNX MatMul (ranks >= 2): batch axes, M, N; K accumulated."""
+    """ONNX MatMul (ranks >= 2): batch axes, M, N; K accumulated; an optional third
+    input C (the MPU's accumulator initial value, broadcast like Gemm's C)."""
 
     def __init__(self, kind, in_shapes, out_shapes, attrs):
         super().__init__(kind, in_shapes, out_shapes, attrs)
@@ -352,7 +353,21 @@ class MatMulRule(Rule):
         n0, n1 = out.get(r - 1, (0, self.out_shape[r - 1]))
         ab = tuple(batch(a) + [(m0, m1 - m0, 1), (k0, k1 - k0, 1)])
         bb = tuple(batch(b) + [(k0, k1 - k0, 1), (n0, n1 - n0, 1)])
-        return Step([ab, bb], self.out_boxes(out), dict(self.attrs), acc=k0 > 0, last=k1 >= a[-1])
+        ins: list[Box | None] = [ab, bb]
+        drop: tuple[int, ...] = ()
+        if len(self.in_shapes) > 2 and self.in_shapes[2] is not None:
+            # C (the accumulators' initial value, broadcast to the output): only on
+            # the first reduction chunk
+            c = self.in_shapes[2]
+            off = r - len(c)
+            cb = []
+            for i, d in enumerate(c):
+                lo, hi = out.get(off + i, (0, self.out_shape[off + i]))
+                cb.append((0, 1, 1) if d == 1 and self.out_shape[off + i] != 1 else (lo, hi - lo, 1))
+            ins.append(tuple(cb))
+            if k0 > 0:
+                drop = (2,)
+        return Step(ins, self.out_boxes(out), dict(self.attrs), acc=k0 > 0, last=k1 >= a[-1], drop=drop)
 
 
 class GemmRule(Rule):

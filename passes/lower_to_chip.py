@@ -660,6 +660,8 @@ class Lowering:
                 if isinstance(n, StringAttr):
                     name = n.data
             out_names.append(self.fresh(name))
+        if self.schedule:
+            self.hoist_acc_operands(block)
         self.liveness(block)
         for idx, op in enumerate(block.ops):
             self.idx = idx
@@ -832,6 +834,12 @@ class Lowering:
             last = rest[-1][0] if rest else epi[0][0]
             self.lower_compute(op, "Gemm", gins, [last.onnx_outputs()[0]], {}, None, views, out_view, epilogue=rest)
             return
+        ai = self.acc_init(ins[0], ins[1], epi) if kind == "MatMul" and self.schedule else None
+        if ai is not None:
+            mins, rest = ai
+            last = rest[-1][0] if rest else epi[0][0]
+            self.lower_compute(op, kind, mins, [last.onnx_outputs()[0]], attrs, epilogue=rest)
+            return
         if epi:
             self.lower_compute(op, kind, ins, [epi[-1][0].onnx_outputs()[0]], attrs, epilogue=epi)
             return
@@ -942,6 +950,66 @@ class Lowering:
         for e in epi[1 + len(keep):]:
             self.fused.discard(e[0])  # lowered on their own, after this op
         return [a, w, b], {0: (m, k), 2: (n,)}, (m, n), keep
+
+    def hoist_acc_operands(self, block) -> None:
+        """Move the ops computing the addend of `MatMul -> Add` (an attention mask built
+        after the scores in the export's order) before the MatMul, when they do not
+        depend on it, so `acc_init` can start the accumulators from it (block order
+        stays topological)."""
+        from nnx.dialects import sparse as sd
+        from nnx.dialects.graph import GraphOp
+
+        ops = list(block.ops)
+        pos = {o: i for i, o in enumerate(ops)}
+        for mm in ops:
+            is_mm = (isinstance(mm, GraphOp) and mm.ONNX_TYPE == "MatMul") or isinstance(mm, sd.MatMulOp)
+            if not is_mm or len(mm.results) != 1:
+                continue
+            uses = list(mm.results[0].uses)
+            if len(uses) != 1:
+                continue
+            add = uses[0].operation
+            if not isinstance(add, GraphOp) or add.ONNX_TYPE != "Add":
+                continue
+            other = [x for x in add.onnx_inputs() if x is not mm.results[0]]
+            if len(other) != 1 or other[0] is None or not isinstance(other[0].owner, Operation):
+                continue
+            # the ops after the MatMul that the addend needs
+            need, stack, ok = set(), [other[0].owner], True
+            while stack and ok:
+                o = stack.pop()
+                if o in need or o.parent_block() is not block or pos[o] < pos[mm]:
+                    continue
+                if o is mm or len(need) > 16:
+                    ok = False
+                    break
+                need.add(o)
+                stack += [v.owner for v in o.operands if isinstance(v.owner, Operation)]
+            if not ok or not need:
+                continue
+            for o in sorted(need, key=lambda x: pos[x]):
+                o.detach()
+                block.insert_op_before(o, mm)
+            ops = list(block.ops)
+            pos = {o: i for i, o in enumerate(ops)}
+
+    def acc_init(self, a: SSAValue, b: SSAValue, epi: list):
+        """MatMul followed by an Add of a tensor that broadcasts to its result (the
+        attention mask added to the scores, a residual): the MPU starts the
+        accumulators from it (MatMul's optional C, as Gemm's C), no VPU pass. Returns
+        (ins, epilogue left) or None."""
+        if not epi or epi[0][1] != "Add":
+            return None
+        user, _, uins, pos, _ = epi[0]
+        c = uins[1 - pos]
+        out = user.onnx_outputs()[0]
+        if c is None or c.type.element_type != out.type.element_type:  # type: ignore[attr-defined]
+            return None
+        cs = tuple(c.type.get_shape())  # type: ignore[attr-defined]
+        os_ = tuple(out.type.get_shape())  # type: ignore[attr-defined]
+        if len(cs) > len(os_) or any(d != 1 and d != o for d, o in zip(cs[::-1], os_[::-1])):
+            return None
+        return [a, b, c], epi[1:]
 
     # ---- channel-group chaining (inverted-residual blocks) -----------------------------
     def conv_parts(self, op):
@@ -1976,6 +2044,12 @@ class Lowering:
                 gins, views, out_view, rest = bg
                 last = rest[-1][0] if rest else epi[0][0]
                 self.lower_compute(op, "Gemm", gins, [last.onnx_outputs()[0]], {}, info, views, out_view, epilogue=rest)
+                return
+            ai = self.acc_init(op.input, op.weight, epi) if self.schedule else None
+            if ai is not None:
+                mins, rest = ai
+                last = rest[-1][0] if rest else epi[0][0]
+                self.lower_compute(op, "MatMul", mins, [last.onnx_outputs()[0]], {}, info, epilogue=rest)
                 return
             out = epi[-1][0].onnx_outputs()[0] if epi else op.output
             self.lower_compute(op, "MatMul", [op.input, op.weight], [out], {}, info, epilogue=epi)

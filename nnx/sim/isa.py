@@ -413,6 +413,12 @@ def _check_compute(ins: Instr, masks: bool) -> str | None:
 def _check_mpu(ins: Instr) -> str | None:
     if len(ins.srcs) < 2 or ins.srcs[0] is None or ins.srcs[1] is None:
         return f"{ins.mnemonic} needs a neuron and a weight source"
+    if ins.mnemonic == "MatMul" and len(ins.srcs) > 2:
+        c, d = ins.srcs[2], ins.dsts[0] if ins.dsts else None
+        if len(ins.srcs) > 3:
+            return "MatMul takes A, B and an optional C (accumulator initial value)"
+        if c is not None and d is not None and (_broadcast(c.shape, d.shape) != tuple(d.shape) or c.dtype != d.dtype):
+            return "MatMul: C (source #2) must broadcast to the destination and have its element type"
     return _check_compute(ins, masks=True)
 
 

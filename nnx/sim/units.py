@@ -314,6 +314,12 @@ class OperationUnit:
 
         def call(inputs: list[Any]) -> list[Any]:
             try:
+                if kind == "MatMul" and len(inputs) == 3:
+                    # C initialises the accumulators: A @ B + C (broadcast, as Gemm's C)
+                    y = kernels.run_kernel(kind, inputs[:2], attrs)[0]
+                    if inputs[2] is not None:
+                        y = y + inputs[2]
+                    return [y]
                 return kernels.run_kernel(kind, inputs, attrs)
             except SimError:
                 raise

@@ -405,3 +405,33 @@ def test_bad_data_file(tmp_path, capsys):
 def test_missing_program_file(tmp_path, capsys):
     assert run([str(tmp_path / "nope.s")]) == 1
     assert "nope.s: error: cannot read" in capsys.readouterr().err
+
+
+def test_matmul_c_initialises_the_accumulators(tmp_path):
+    """MPU MatMul with a third source C (broadcast to the destination): A @ B + C; an
+    accumulated reduction chunk (acc) adds to it."""
+    a = RNG.standard_normal((2, 4, 8)).astype(np.float32)
+    b = RNG.standard_normal((2, 8, 5)).astype(np.float32)
+    c = RNG.standard_normal((1, 4, 5)).astype(np.float32)
+    text = "\n".join([
+        ".storage 4096", ".input a S:0x0<2x4x8xf32>", ".input b S:0x100<2x8x5xf32>", ".input c S:0x240<1x4x5xf32>",
+        ".output y S:0x300<2x4x5xf32>", ".text",
+        "DAU0 LOAD N:0x0<2x4x8xf32> <- S:0x0<2x4x8xf32>",
+        "DAU0 LOAD W:0x0<2x8x5xf32> <- S:0x100<2x8x5xf32>",
+        "DAU0 LOAD W:0x200<1x4x5xf32> <- S:0x240<1x4x5xf32>",
+        "DAU0 SIGNAL l",
+        "MPU0 WAIT l",
+        "MPU0 MatMul O:0x0<2x4x5xf32> <- N:0x0<2x4x4xf32>[32,8,1], W:0x0<2x4x5xf32>[40,5,1], W:0x200<1x4x5xf32>",
+        "MPU0 MatMul O:0x0<2x4x5xf32> <- N:0x10<2x4x4xf32>[32,8,1], W:0x50<2x4x5xf32>[40,5,1], acc",
+        "MPU0 SIGNAL m",
+        "DAU0 WAIT m",
+        "DAU0 STORE S:0x300<2x4x5xf32> <- O:0x0<2x4x5xf32>",
+        "",
+    ])
+    rc = _run(tmp_path, text, {"a": a, "b": b, "c": c})
+    assert rc == 0
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), a @ b + c, rtol=1e-5, atol=1e-5)
+    from nnx.sim.asm import parse_instr
+
+    with pytest.raises(Exception, match="C .source #2. must broadcast"):
+        parse_instr("MPU0 MatMul O:0x0<2x4x5xf32> <- N:0x0<2x4x8xf32>, W:0x0<2x8x5xf32>, W:0x200<3x5xf32>")
