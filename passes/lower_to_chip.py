@@ -160,6 +160,8 @@ class Tensor:
     dtype: str
     key: tuple[int, int] | None  # the allocation (dependency tracking granule)
     space: str = "S"  # "S", or the cache holding a resident (chained) tensor
+    # element strides of a permuted view (a Transpose as an alias); None: row-major
+    strides: tuple[int, ...] | None = None
 
     @property
     def resident(self) -> bool:
@@ -180,16 +182,30 @@ class Tensor:
         return math.prod(self.shape) * self.itemsize
 
     def view(self, shape: tuple[int, ...]) -> "Tensor":
-        return Tensor(self.offset, tuple(shape), self.dtype, self.key, self.space)
+        if self.strides is not None and tuple(shape) != self.shape:
+            raise ValueError("internal: reshape of a permuted view")
+        return Tensor(self.offset, tuple(shape), self.dtype, self.key, self.space, self.strides)
 
-    def tile(self, box: Box) -> Tile:
-        """The tile of a box of this tensor in its space (strided when not contiguous)."""
+    def row_major(self) -> tuple[int, ...]:
+        """Element strides (the permuted ones for a Transpose view)."""
+        if self.strides is not None:
+            return self.strides
         strides = []
         acc = 1
         for d in reversed(self.shape):
             strides.append(acc)
             acc *= d
-        strides.reverse()
+        return tuple(reversed(strides))
+
+    def permuted(self, perm: list[int]) -> "Tensor":
+        """Transpose as a view: no data moves, consumers read strided tiles."""
+        st = self.row_major()
+        return Tensor(self.offset, tuple(self.shape[p] for p in perm), self.dtype, self.key, self.space,
+                      tuple(st[p] for p in perm))
+
+    def tile(self, box: Box) -> Tile:
+        """The tile of a box of this tensor in its space (strided when not contiguous)."""
+        strides = self.row_major()
         off = self.offset + sum(s * st for (s, _, _), st in zip(box, strides)) * self.itemsize
         shape = box_shape(box)
         el_strides = tuple(st * step for (_, _, step), st in zip(box, strides))
@@ -603,7 +619,7 @@ class Lowering:
         sp = self.res.get(self.rootof(v))
         if sp is not None:
             lo, _ = self.heaps[sp].live[self.rootof(v)]
-            return Tensor(lo, t.shape, t.dtype, None, sp)
+            return Tensor(lo, t.shape, t.dtype, None, sp, t.strides)
         return t
 
     def storage(self, v: SSAValue, op: Operation | None = None) -> Tensor:
@@ -701,7 +717,7 @@ class Lowering:
             if isinstance(op, GraphOp):
                 kind = op.ONNX_TYPE
                 outs = op.onnx_outputs()
-                if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
+                if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)) or self.transpose_view(op):
                     ins = op.onnx_inputs()
                     if ins and ins[0] is not None and outs and outs[0] is not None:
                         # an alias reads nothing: its readers read the root
@@ -805,6 +821,12 @@ class Lowering:
         attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
         if any(o is None for o in outs):
             raise PassError(f"lower-to-chip: {op.name} with an absent optional output in the middle is not supported", op)
+        if self.transpose_view(op):
+            src = self.storage(ins[0], op)
+            r = len(src.shape)
+            perm = [int(p) for p in attrs.get("perm", list(range(r))[::-1])]
+            self.tensors[outs[0]] = src.permuted(perm)
+            return
         # aliases: same bytes, new shape
         if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
             src = self.storage(ins[0], op)  # the storage view; residency goes by the root
@@ -844,6 +866,31 @@ class Lowering:
             self.lower_compute(op, kind, ins, [epi[-1][0].onnx_outputs()[0]], attrs, epilogue=epi)
             return
         self.lower_compute(op, kind, ins, outs, attrs)
+
+    def transpose_view(self, op) -> bool:
+        """Scheduled programs: is this Transpose an alias with permuted strides (no VPU
+        pass)? Yes when every reader takes tiles of it as they are: compute ops that
+        neither reshape their operands (aliases, Gemm/fc views) nor copy them, and it
+        is not a graph output (outputs are stored row-major)."""
+        from xdsl.dialects import func as fdialect
+
+        from nnx.dialects import sparse as sd
+        from nnx.dialects.graph import GraphOp
+
+        if not self.schedule or not isinstance(op, GraphOp) or op.ONNX_TYPE != "Transpose" or op.after:
+            return False
+        out = op.onnx_outputs()[0]
+        if out is None or not out.uses:
+            return False
+        for u in out.uses:
+            o = u.operation
+            if isinstance(o, fdialect.ReturnOp) or isinstance(o, sd.FcOp):
+                return False
+            if isinstance(o, GraphOp) and o.ONNX_TYPE in ALIAS_KINDS | {"Dropout", "Concat", "Split", "Slice", "Transpose", "Gather", "Conv"}:
+                return False
+            if not isinstance(o, (GraphOp, sd.MatMulOp, sd.ConvOp)):
+                return False
+        return True
 
     def epilogue_chain(self, op, outs) -> list:
         """Elementwise ops applied to `op`'s single result in the output cache before
@@ -916,6 +963,8 @@ class Lowering:
         xs = tuple(a.type.get_shape())
         if len(ws) != 2 or len(xs) < 2 or not epi or epi[0][1] != "Add":
             return None
+        if self.storage(a).strides is not None:
+            return None  # a Transpose view cannot be reshaped to [M, K]
         k, n = ws
         user, _, uins, pos, _ = epi[0]
         b = uins[1 - pos]
@@ -935,6 +984,9 @@ class Lowering:
                 if x is None or j == epos:
                     continue
                 s2 = tuple(x.type.get_shape())
+                if self.storage(x).strides is not None:
+                    ok = False  # a Transpose view cannot be read through [M, N]
+                    break
                 if len(s2) <= 1:
                     continue
                 if s2 == out_full:
@@ -1427,7 +1479,7 @@ class Lowering:
         if (ax + r if ax < 0 else ax) != 0:
             return False
         idx = self.tensor(ins[1], op)
-        if idx.dtype not in ("i32", "i64"):
+        if idx.dtype not in ("i32", "i64") or idx.strides is not None:
             return False
         n = math.prod(idx.shape)
         row = math.prod(data.shape[1:])
