@@ -91,9 +91,12 @@ def get_model(name: str) -> tuple[Path, dict[str, np.ndarray], list[str]]:
     if name in ("resnet18", "mobilenet_v2"):
         feeds = {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
     else:
+        mask = np.ones((1, 128), np.int64)
+        if name == "bert_tiny":
+            mask[0, 121:] = 0  # padded tail: the attention mask matters
         feeds = {
             "input_ids": rng.integers(0, 1000, (1, 128)).astype(np.int64),
-            "attention_mask": np.ones((1, 128), np.int64),
+            "attention_mask": mask,
             "token_type_ids": np.zeros((1, 128), np.int64),
         }
     if path.exists():
@@ -111,8 +114,14 @@ def get_model(name: str) -> tuple[Path, dict[str, np.ndarray], list[str]]:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from transformers import BertConfig, BertModel
 
-        cfg = BertConfig(vocab_size=1000, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
-                         intermediate_size=1024, max_position_embeddings=128)
+        if name == "bert_tiny":
+            # the layout of google/bert_uncased_L-2_H-128_A-2 ("bert-tiny"), exported
+            # at opset 14 (LayerNorm and GELU written out)
+            cfg = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
+                             intermediate_size=512, max_position_embeddings=512)
+        else:
+            cfg = BertConfig(vocab_size=1000, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                             intermediate_size=1024, max_position_embeddings=128)
         bert = BertModel(cfg).eval()
 
         class Wrapper(torch.nn.Module):
@@ -126,7 +135,8 @@ def get_model(name: str) -> tuple[Path, dict[str, np.ndarray], list[str]]:
 
         args = tuple(torch.from_numpy(feeds[k]) for k in ("input_ids", "attention_mask", "token_type_ids"))
         torch.onnx.export(Wrapper().eval(), args, str(tmp), input_names=list(feeds),
-                          output_names=["last_hidden_state", "pooler_output"], opset_version=17, dynamo=False)
+                          output_names=["last_hidden_state", "pooler_output"],
+                          opset_version=14 if name == "bert_tiny" else 17, dynamo=False)
     import onnx
 
     m = onnx.load(str(tmp))
