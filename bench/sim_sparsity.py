@@ -36,23 +36,9 @@ sys.path.insert(0, str(ROOT / "test" / "python"))
 def _resnet18():
     from torch import nn
 
-    class Basic(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
-            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
-            self.relu = nn.ReLU()
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+    from model_zoo import resnet_basic_block  # test/python/model_zoo.py
 
-        def forward(self, x):
-            y = self.relu(self.bn1(self.conv1(x)))
-            y = self.bn2(self.conv2(y))
-            return self.relu(y + (x if self.down is None else self.down(x)))
-
+    Basic = resnet_basic_block()
     layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
     cin = 64
     for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):

@@ -198,11 +198,12 @@ def _export_cnn(model, path: Path, name: str) -> None:
     )
 
 
-def _tiny_resnet(path: Path) -> None:
-    import torch
+def resnet_basic_block():
+    """torchvision's ResNet BasicBlock layout (3x3 conv-BN-ReLU, 3x3 conv-BN, shortcut
+    with a 1x1 conv-BN when the shape changes, ReLU): the class, built on demand so
+    that importing the zoo does not import torch. bench/sim_sparsity.py's ResNet-18
+    uses it too."""
     from torch import nn
-
-    torch.manual_seed(0)
 
     class Basic(nn.Module):
         def __init__(self, cin, cout, stride):
@@ -222,6 +223,17 @@ def _tiny_resnet(path: Path) -> None:
             y = self.relu(self.bn1(self.conv1(x)))
             y = self.bn2(self.conv2(y))
             return self.relu(y + (x if self.down is None else self.down(x)))
+
+    return Basic
+
+
+def _tiny_resnet(path: Path) -> None:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+
+    Basic = resnet_basic_block()
 
     model = nn.Sequential(
         nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
