@@ -32,42 +32,23 @@ import sys
 import random
 from collections.abc import Sequence
 
-from nnx.sim.isa import Instr, dense_macs, is_packed, map_indices, vpu_elements
+from nnx.sim.isa import Instr, dense_macs, is_packed
 from nnx.target import Target
 
 _DEBUG = bool(os.environ.get("NNX_SCHEDULE_DEBUG"))
 
 
 def estimate_cycles(target: Target, ins: Instr) -> int:
-    """Cycles of one instruction by the target's formulas (the simulator's own; the
-    MACs of a sparse MPU instruction are estimated from the packed weights' share of
-    the dense tile, the simulator counts the surviving pairs exactly)."""
-    mn = ins.mnemonic
-    ut = ins.unit_type
-    if mn in ("SIGNAL", "WAIT"):
-        return 0
-    if ut == "DAU":
-        d = ins.dsts[0]
-        assert d is not None
-        if mn == "GATHER":
-            idx = ins.srcs[1]
-            assert idx is not None
-            return target.gather_cycles(idx.nelems, d.nbytes // max(idx.nelems, 1))
-        return target.dma_cycles(d.nbytes)
-    if ut == "MAP":
-        return target.map_cycles(map_indices(ins))
-    if ut == "MPU":
-        macs = dense_macs(ins)
-        if is_packed(ins):
-            w, wm = ins.srcs[1], ins.opts["wmask"]
-            assert w is not None
-            macs = macs * w.nelems // max(wm.nelems, 1)
-        return target.mpu_cycles(macs)
-    if mn == "FILL":
-        d = ins.dsts[0]
-        assert d is not None
-        return target.vpu_cycles(d.nelems)
-    return target.vpu_cycles(vpu_elements(ins))
+    """Cycles of one instruction by the target's formulas (`Target.instr_cycles`, the
+    simulator's own); the MACs of a sparse MPU instruction are estimated from the
+    packed weights' share of the dense tile (the simulator counts the surviving
+    pairs exactly)."""
+    macs = None
+    if ins.unit_type == "MPU" and is_packed(ins):
+        w, wm = ins.srcs[1], ins.opts["wmask"]
+        assert w is not None
+        macs = dense_macs(ins) * w.nelems // max(wm.nelems, 1)
+    return target.instr_cycles(ins, macs)
 
 
 def upward_ranks(cost: Sequence[int], preds: Sequence[Sequence[int]]) -> list[int]:

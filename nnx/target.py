@@ -163,6 +163,30 @@ class Target:
             indices / self.mapping.indices_per_cycle
         )
 
+    def instr_cycles(self, ins: Any, macs: int | None = None) -> int:
+        """Cycles of one instruction (`nnx.sim.isa.Instr`) on its unit: the one
+        definition the simulator and the list scheduler share. `macs`: the MACs an
+        MPU instruction executes (default: all of them, dense)."""
+        from nnx.sim.isa import dense_macs, map_indices, vpu_elements
+
+        mn = ins.mnemonic
+        ut = ins.unit_type
+        if mn in ("SIGNAL", "WAIT"):
+            return 0
+        if ut == "DAU":
+            d = ins.dsts[0]
+            if mn == "GATHER":
+                idx = ins.srcs[1]
+                return self.gather_cycles(idx.nelems, d.nbytes // max(idx.nelems, 1))
+            return self.dma_cycles(d.nbytes)
+        if ut == "MAP":
+            return self.map_cycles(map_indices(ins))
+        if ut == "MPU":
+            return self.mpu_cycles(dense_macs(ins) if macs is None else macs)
+        if mn == "FILL":
+            return self.vpu_cycles(ins.dsts[0].nelems)
+        return self.vpu_cycles(vpu_elements(ins))
+
     def fetch_cycles(self, n_instructions: int) -> int:
         """T1 for the instruction stream: fetch from the instruction cache, plus one
         DMA refill from storage per instruction-cache-full of program."""

@@ -32,9 +32,7 @@ from nnx.sim.isa import (
     dense_macs,
     index_form,
     is_packed,
-    map_indices,
     weight_view,
-    vpu_elements,
 )
 from nnx.sim.memory import Memory, SimError
 from nnx.target import Target
@@ -116,7 +114,7 @@ class DirectMemoryAccess:
             iv = self.mem[it.space].view(it)
             rows = sv.shape[0]
             line = ins.line
-            mop.cycles = self.target.gather_cycles(it.nelems, d.nbytes // max(it.nelems, 1))
+            mop.cycles = self.target.instr_cycles(ins)
 
             def run_gather() -> None:
                 idx = iv.astype(np.int64)
@@ -129,7 +127,7 @@ class DirectMemoryAccess:
             mop.reads = _ranges([s, it])
             mop.writes = _ranges([d])
             return
-        mop.cycles = self.target.dma_cycles(d.nbytes)
+        mop.cycles = self.target.instr_cycles(ins)
 
         def run() -> None:
             np.copyto(dv, sv)
@@ -246,7 +244,7 @@ class MappingUnit:
         else:  # pragma: no cover - the ISA check rejects it
             raise SimError(f"mapping unit cannot execute {mn}", line)
         mop.run = run
-        mop.cycles = self.target.map_cycles(map_indices(ins))
+        mop.cycles = self.target.instr_cycles(ins)
         mop.reads = _ranges(srcs)
         mop.writes = _ranges([d])
 
@@ -305,7 +303,7 @@ class OperationUnit:
                 dv[...] = value
 
             mop.run = run_fill
-            mop.cycles = self.target.vpu_cycles(ins.dsts[0].nelems)  # type: ignore[union-attr]
+            mop.cycles = self.target.instr_cycles(ins)
             return
 
         if kind not in kernels.KERNELS:
@@ -327,7 +325,7 @@ class OperationUnit:
                 raise SimError(f"{kind} failed: {e}", line) from None
 
         if kind not in MPU_KINDS:
-            mop.cycles = self.target.vpu_cycles(vpu_elements(ins))
+            mop.cycles = self.target.instr_cycles(ins)
 
             def run_vpu() -> None:
                 _store(dsts, call(srcs), acc, kind, line)
@@ -339,7 +337,7 @@ class OperationUnit:
         dense = dense_macs(ins)
         mop.dense_macs = dense
         mop.macs = dense
-        mop.cycles = self.target.mpu_cycles(dense)
+        mop.cycles = self.target.instr_cycles(ins, dense)
         nm_t, wm_t = ins.opts.get("nmask"), ins.opts.get("wmask")
         if nm_t is None and wm_t is None:
 
