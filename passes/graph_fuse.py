@@ -39,42 +39,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-
-def _scalar(v: SSAValue | None) -> float | None:
-    """The value of a one-element float graph.constant, else None."""
-    from nnx.dialects.graph import ConstantOp
-
-    if v is None or not isinstance(v.owner, ConstantOp):
-        return None
-    a = np.asarray(v.owner.numpy_value())
-    if a.size != 1 or a.dtype.kind != "f":
-        return None
-    return float(a.reshape(-1)[0])
+from nnx.graph_queries import const_scalar, other_input, sole_graph_user
 
 
 def _near(a: float | None, b: float) -> bool:
     return a is not None and abs(a - b) <= 1e-6 * abs(b)
-
-
-def _single_user(v: SSAValue, kind: str) -> Operation | None:
-    """The only user of `v` when it is a graph op of ONNX type `kind` (and uses `v`
-    once)."""
-    from nnx.dialects.graph import GraphOp
-
-    uses = list(v.uses)
-    if len(uses) != 1:
-        return None
-    u = uses[0].operation
-    if not isinstance(u, GraphOp) or u.ONNX_TYPE != kind:
-        return None
-    if sum(1 for x in u.onnx_inputs() if x is v) != 1:
-        return None
-    return u
-
-
-def _other(op: Operation, v: SSAValue) -> SSAValue | None:
-    ins = op.onnx_inputs()  # type: ignore[attr-defined]
-    return ins[1] if ins[0] is v else ins[0]
 
 
 class FuseErfGelu(RewritePattern):
@@ -90,35 +59,35 @@ class FuseErfGelu(RewritePattern):
         if not isinstance(scale, GraphOp) or len(list(d.uses)) != 1 or scale.after:
             return
         sin = scale.onnx_inputs()
-        if scale.ONNX_TYPE == "Div" and _near(_scalar(sin[1]), math.sqrt(2.0)):
+        if scale.ONNX_TYPE == "Div" and _near(const_scalar(sin[1]), math.sqrt(2.0)):
             x = sin[0]
-        elif scale.ONNX_TYPE == "Mul" and _near(_scalar(sin[1]), math.sqrt(0.5)):
+        elif scale.ONNX_TYPE == "Mul" and _near(const_scalar(sin[1]), math.sqrt(0.5)):
             x = sin[0]
-        elif scale.ONNX_TYPE == "Mul" and _near(_scalar(sin[0]), math.sqrt(0.5)):
+        elif scale.ONNX_TYPE == "Mul" and _near(const_scalar(sin[0]), math.sqrt(0.5)):
             x = sin[1]
         else:
             return
         ty = x.type
         e = op.onnx_outputs()[0]
-        add = _single_user(e, "Add")
-        if add is None or not _near(_scalar(_other(add, e)), 1.0):
+        add = sole_graph_user(e, "Add")
+        if add is None or not _near(const_scalar(other_input(add, e)), 1.0):
             return
         a = add.onnx_outputs()[0]
-        m1 = _single_user(a, "Mul")
+        m1 = sole_graph_user(a, "Mul")
         if m1 is None:
             return
         chain = [scale, op, add, m1]
-        o1 = _other(m1, a)
+        o1 = other_input(m1, a)
         if o1 is x:
             # (x * a) * 0.5
-            m2 = _single_user(m1.onnx_outputs()[0], "Mul")
-            if m2 is None or not _near(_scalar(_other(m2, m1.onnx_outputs()[0])), 0.5):
+            m2 = sole_graph_user(m1.onnx_outputs()[0], "Mul")
+            if m2 is None or not _near(const_scalar(other_input(m2, m1.onnx_outputs()[0])), 0.5):
                 return
             chain.append(m2)
-        elif _near(_scalar(o1), 0.5):
+        elif _near(const_scalar(o1), 0.5):
             # x * (a * 0.5)
-            m2 = _single_user(m1.onnx_outputs()[0], "Mul")
-            if m2 is None or _other(m2, m1.onnx_outputs()[0]) is not x:
+            m2 = sole_graph_user(m1.onnx_outputs()[0], "Mul")
+            if m2 is None or other_input(m2, m1.onnx_outputs()[0]) is not x:
                 return
             chain.append(m2)
         else:
@@ -127,7 +96,7 @@ class FuseErfGelu(RewritePattern):
             if not isinstance(h, GraphOp) or h.ONNX_TYPE != "Mul" or len(list(o1.uses)) != 1 or h.after:
                 return
             hin = h.onnx_inputs()
-            if not ((hin[0] is x and _near(_scalar(hin[1]), 0.5)) or (hin[1] is x and _near(_scalar(hin[0]), 0.5))):
+            if not ((hin[0] is x and _near(const_scalar(hin[1]), 0.5)) or (hin[1] is x and _near(const_scalar(hin[0]), 0.5))):
                 return
             chain.insert(0, h)
         last = chain[-1]
@@ -183,7 +152,7 @@ class FuseLayerNorm(RewritePattern):
         if not axes or axes != list(range(axes[0], len(shape))):
             return
         mean = op.onnx_outputs()[0]
-        sub = _single_user(mean, "Sub")
+        sub = sole_graph_user(mean, "Sub")
         if sub is None or sub.onnx_inputs()[0] is not x:
             return
         d = sub.onnx_outputs()[0]
@@ -195,35 +164,35 @@ class FuseLayerNorm(RewritePattern):
         if sq is None or div is None or sq is div or div.onnx_inputs()[0] is not d:
             return
         sin = sq.onnx_inputs()
-        if sq.ONNX_TYPE == "Pow" and not (sin[0] is d and _near(_scalar(sin[1]), 2.0)):
+        if sq.ONNX_TYPE == "Pow" and not (sin[0] is d and _near(const_scalar(sin[1]), 2.0)):
             return
         if sq.ONNX_TYPE == "Mul" and not (sin[0] is d and sin[1] is d):
             return
-        var_op = _single_user(sq.onnx_outputs()[0], "ReduceMean")
+        var_op = sole_graph_user(sq.onnx_outputs()[0], "ReduceMean")
         if var_op is None or _reduce_axes(var_op, len(shape)) != axes:
             return
         v = var_op.onnx_outputs()[0]
-        add_eps = _single_user(v, "Add")
+        add_eps = sole_graph_user(v, "Add")
         if add_eps is None:
             return
-        eps = _scalar(_other(add_eps, v))
+        eps = const_scalar(other_input(add_eps, v))
         if eps is None or eps < 0:
             return
-        sqrt = _single_user(add_eps.onnx_outputs()[0], "Sqrt")
+        sqrt = sole_graph_user(add_eps.onnx_outputs()[0], "Sqrt")
         if sqrt is None or div.onnx_inputs()[1] is not sqrt.onnx_outputs()[0] or len(list(sqrt.onnx_outputs()[0].uses)) != 1:
             return
         n = div.onnx_outputs()[0]
-        mul = _single_user(n, "Mul")
+        mul = sole_graph_user(n, "Mul")
         norm_shape = shape[axes[0]:]
-        if mul is None or not _const_of_shape(_other(mul, n), norm_shape):
+        if mul is None or not _const_of_shape(other_input(mul, n), norm_shape):
             return
-        gamma = _other(mul, n)
+        gamma = other_input(mul, n)
         chain = [op, sub, sq, var_op, add_eps, sqrt, div, mul]
         beta = None
         y = mul.onnx_outputs()[0]
-        badd = _single_user(y, "Add")
-        if badd is not None and _const_of_shape(_other(badd, y), norm_shape):
-            beta = _other(badd, y)
+        badd = sole_graph_user(y, "Add")
+        if badd is not None and _const_of_shape(other_input(badd, y), norm_shape):
+            beta = other_input(badd, y)
             chain.append(badd)
         last = chain[-1]
         out = last.onnx_outputs()[0]

@@ -94,6 +94,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
+from nnx.graph_queries import sole_user
 from nnx.sim.isa import MPU_KINDS, Instr, Tile
 from nnx.tiling import (
     Box,
@@ -1107,10 +1108,7 @@ class Lowering:
             return False
 
         def single_user(v):
-            uses = list(v.uses)
-            if len(uses) != 1 or v in self.returned:
-                return None
-            return uses[0].operation
+            return None if v in self.returned else sole_user(v)
 
         epa = self.epilogue_chain(op, [pa[5]])
         undo += epa
