@@ -906,7 +906,8 @@ def training_model(name: str):
         else:
             model = mobilenet_v2_model(16, ((1, 8, 1, 1), (6, 16, 2, 2), (6, 24, 1, 2)), 64, 10)
         _randomise(model)
-        feeds = {"input": rng.standard_normal((TRAIN_BATCH, 3, 32, 32)).astype(np.float32)}
+        hw = 64 if name == "resnet18_train" else 32  # ResNet-18: 2x2 in its last stage
+        feeds = {"input": rng.standard_normal((TRAIN_BATCH, 3, hw, hw)).astype(np.float32)}
         return model.train(), feeds
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import transformers
