@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -94,7 +93,7 @@ def build_training_step(func: FuncOp, opts: GraphAutodiffPass) -> None:
         differentiate,
         parameters,
     )
-    from nnx.autodiff.emitter import Emitter, EmitError, is_float
+    from nnx.autodiff.emitter import Emitter, EmitError, dtype_of, is_float
     from nnx.autodiff.loss import emit_loss, labels_type
     from nnx.autodiff.optimizers import STATE, Hyper, update
 
@@ -171,7 +170,7 @@ def build_training_step(func: FuncOp, opts: GraphAutodiffPass) -> None:
                 results.append(v)
                 res_attrs.append(_named(f"new_{s}_{n}"))
         if step is not None:
-            results.append(em.add(step, em.const(np.float32(1.0), np.float32)))
+            results.append(em.add(step, em.const(1.0, dtype_of(step))))
             res_attrs.append(_named("new_adam_step"))
 
     new_ret = ReturnOp(*results)
