@@ -1128,8 +1128,15 @@ class AveragePoolOp(PoolOp):
 
 @irdl_op_definition
 class BatchNormalizationOp(GraphOp):
-    """ONNX BatchNormalization (inference): Y = scale * (X - mean) / sqrt(var + epsilon) + B
-    per channel (dim 1). Only Y: the training outputs are not supported."""
+    """ONNX BatchNormalization: Y = scale * (X - mean) / sqrt(var + epsilon) + B per
+    channel (dim 1).
+
+    Inference (`training_mode` 0, the default): mean/var are the inputs `input_mean`
+    and `input_var`. Training (`training_mode=1`, as in training-mode exports): mean and
+    (biased) var are the batch statistics over every dim but 1, and the optional outputs
+    `running_mean` / `running_var` are `input_mean * momentum + batch_mean * (1 -
+    momentum)` (likewise for var), momentum default 0.9. The running outputs exist only
+    in training mode (docs/training.md)."""
 
     name = "graph.batch_normalization"
     ONNX_TYPE: ClassVar[str] = "BatchNormalization"
@@ -1139,10 +1146,14 @@ class BatchNormalizationOp(GraphOp):
     input_mean = operand_def(TensorType)
     input_var = operand_def(TensorType)
     Y = result_def(TensorType)
+    running_mean = opt_result_def(TensorType)
+    running_var = opt_result_def(TensorType)
     epsilon = float_prop()
     momentum = float_prop()
     training_mode = int_prop()
     spatial = int_prop()  # opset < 9
+
+    irdl_options = (AttrSizedResultSegments(as_property=True),)  # + GraphOp's
 
     def infer_result_types(self) -> list[Attribute | None] | None:
         _expect_rank_at_least("X", self.X, 2)
@@ -1155,9 +1166,16 @@ class BatchNormalizationOp(GraphOp):
                 raise VerifyException(
                     f"{name} has shape {sr.fmt(s)}, input has {c} channels (expected [{c}])"
                 )
-        if self.attr("training_mode", 0):
-            raise VerifyException("training_mode=1 is not supported (inference only)")
-        return [self.X.type]
+        training = bool(self.attr("training_mode", 0))
+        out: list[Attribute | None] = [self.X.type]
+        for r in (self.running_mean, self.running_var):
+            if r is not None:
+                if not training:
+                    raise VerifyException(
+                        "running_mean/running_var outputs need training_mode=1"
+                    )
+                out.append(self.input_mean.type)
+        return out
 
 
 @irdl_op_definition
@@ -2960,4 +2978,4 @@ GRAPH_OPS: list[type[GraphOp]] = [
 ONNX_OPS: dict[str, type[GraphOp]] = {c.ONNX_TYPE: c for c in GRAPH_OPS}
 """ONNX operator type -> graph op class."""
 
-Graph = Dialect("graph", [ConstantOp, YieldOp, SubgraphOp, *GRAPH_OPS], [])
+Graph = Dialect("graph", [ConstantOp, YieldOp, SubgraphOp, *GRAPH_OPS, *__import__("nnx.dialects.graph_training", fromlist=["_"]).TRAINING_OP_CLASSES], [])  # noqa: E501 - gradient ops (docs/training.md)

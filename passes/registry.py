@@ -36,6 +36,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "dce": _dce,
     "graph-fold-constants": _graph_fold_constants,
+    "graph-autodiff": lambda: __import__("nnx.passes.graph_autodiff", fromlist=["GraphAutodiffPass"]).GraphAutodiffPass,
     "graph-fuse": lambda: __import__("nnx.passes.graph_fuse", fromlist=["GraphFusePass"]).GraphFusePass,
     "neuron-group-map": lambda: __import__("nnx.passes.neuron_group_map", fromlist=["NeuronGroupMapPass"]).NeuronGroupMapPass,
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,

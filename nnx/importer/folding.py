@@ -199,6 +199,8 @@ def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> list[n
     present = [i for i in node.inputs if i]
     if not present or not all(i in ig.consts for i in present):
         return None
+    if _reads_parameter(ig, present):
+        return None
     if not _small_enough(ig, node, types):
         return None
     inputs = [ig.consts[i] if i else None for i in node.inputs]
@@ -219,6 +221,26 @@ def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> list[n
             return None  # e.g. strings: leave it to the op (and its error)
         result.append(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr))
     return result
+
+
+def _reads_parameter(ig: ImportGraph, names: list[str]) -> bool:
+    """In a training-mode export (a BatchNormalization with training_mode=1 or a
+    Dropout with a true training_mode), float initializers are the parameters that
+    graph-autodiff differentiates: nodes reading them stay ops so the parameters keep
+    their names (docs/training.md)."""
+    if not any(
+        n in ig.consts and n not in ig.const_origin and ig.consts[n].dtype.kind == "f"
+        for n in names
+    ):
+        return False
+    for node in ig.nodes:
+        if node.op_type == "BatchNormalization" and int(node.attrs.get("training_mode", 0)):
+            return True
+        if node.op_type == "Dropout" and len(node.inputs) > 2 and node.inputs[2]:
+            flag = ig.consts.get(node.inputs[2])
+            if flag is not None and flag.size == 1 and bool(flag.reshape(())):
+                return True
+    return False
 
 
 def _small_enough(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> bool:

@@ -853,3 +853,128 @@ def _export_sweep(spec: SweepSpec, path: Path, exporter: str, opset: int) -> Non
                     output_names=list(spec.outputs), opset_version=opset, dynamo=True,
                     external_data=False, verbose=False,
                 )
+
+
+# --------------------------------------------------------------------------------------
+# training-mode exports (graph-autodiff, docs/training.md)
+# --------------------------------------------------------------------------------------
+#
+#     model, feeds = training_model("resnet18_train")   # torch module (train mode), inputs
+#     path = get_training_export("resnet18_train")      # its training-mode ONNX export
+#
+# Exported with `training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False`
+# at static shapes (batch 2): initializer names are the torch parameter names and
+# BatchNormalization keeps training_mode=1. Dropout probabilities are 0 so that torch's
+# training step is deterministic (graph-autodiff treats Dropout as identity).
+
+TRAINING_MODELS: tuple[str, ...] = (
+    "resnet18_train", "mobilenet_v2_train", "bert_2layer_train", "gpt2_2layer_train"
+)
+TRAIN_BATCH = 2
+TRAIN_SEQ = 8
+
+
+def _resnet18(width: int, classes: int = 10):
+    """ResNet-18's layout (7x7/2 stem, 3x3/2 max pool, four stages of two basic blocks,
+    global pool, linear) with stage widths width * (1, 2, 4, 8)."""
+    from torch import nn
+
+    Basic = resnet_basic_block()
+    layers = [nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+              nn.MaxPool2d(3, 2, 1)]
+    cin = width
+    for i, mult in enumerate((1, 2, 4, 8)):
+        cout = width * mult
+        layers += [Basic(cin, cout, 1 if i == 0 else 2), Basic(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, classes)]
+    return nn.Sequential(*layers)
+
+
+def training_model(name: str):
+    """(torch module in train mode, {input name: np.ndarray}) for a TRAINING_MODELS name;
+    deterministic (seeded), so the test's module equals the exported one."""
+    import torch
+
+    if name not in TRAINING_MODELS:
+        raise KeyError(f"unknown training model '{name}' (known: {', '.join(TRAINING_MODELS)})")
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    if name in ("resnet18_train", "mobilenet_v2_train"):
+        if name == "resnet18_train":
+            model = _resnet18(16)
+        else:
+            model = mobilenet_v2_model(16, ((1, 8, 1, 1), (6, 16, 2, 2), (6, 24, 1, 2)), 64, 10)
+        _randomise(model)
+        hw = 64 if name == "resnet18_train" else 32  # ResNet-18: 2x2 in its last stage
+        feeds = {"input": rng.standard_normal((TRAIN_BATCH, 3, hw, hw)).astype(np.float32)}
+        return model.train(), feeds
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import transformers
+
+    ids = rng.integers(0, VOCAB, (TRAIN_BATCH, TRAIN_SEQ)).astype(np.int64)
+    mask = np.ones((TRAIN_BATCH, TRAIN_SEQ), np.int64)
+    mask[1, -2:] = 0  # a padded position: the attention mask takes part
+    if name == "bert_2layer_train":
+        cfg = transformers.BertConfig(
+            vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=128, max_position_embeddings=64, attn_implementation="eager",
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        )
+        inner = transformers.BertModel(cfg, add_pooling_layer=False)
+        in_names = ("input_ids", "attention_mask", "token_type_ids")
+        feeds = {"input_ids": ids, "attention_mask": mask,
+                 "token_type_ids": np.zeros_like(ids)}
+    else:
+        cfg = transformers.GPT2Config(
+            vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4, n_positions=64, use_cache=False,
+            attn_implementation="eager", bos_token_id=0, eos_token_id=0,
+            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        )
+        inner = transformers.GPT2Model(cfg)
+        in_names = ("input_ids", "attention_mask")
+        feeds = {"input_ids": ids, "attention_mask": mask}
+    _randomise_all(inner)
+    extra = {"use_cache": False} if name == "gpt2_2layer_train" else {}
+    return _HFWrap(inner, in_names, ("last_hidden_state",), **extra).train(), feeds
+
+
+TRAINING_OUTPUTS: dict[str, str] = {
+    "resnet18_train": "logits", "mobilenet_v2_train": "logits",
+    "bert_2layer_train": "last_hidden_state", "gpt2_2layer_train": "last_hidden_state",
+}
+
+
+def get_training_export(name: str) -> Path:
+    """Path of the cached training-mode ONNX export of `name` (a TRAINING_MODELS name).
+    The cache key hashes this section of the file only, so editing the zoo's other
+    generators does not re-export these."""
+    try:
+        import torch
+    except ImportError:
+        _unavailable("torch is not installed (pip install torch==2.13.0)")
+    versions = [torch.__version__]
+    if "bert" in name or "gpt2" in name:
+        try:
+            import transformers
+        except ImportError:
+            _unavailable("transformers is not installed")
+        versions.append(transformers.__version__)
+    text = Path(__file__).read_text()
+    section = text[text.index("# training-mode exports (graph-autodiff"):]
+    key = hashlib.sha256((section + "|".join(versions)).encode()).hexdigest()[:12]
+
+    def export(path: Path) -> None:
+        import warnings
+
+        model, feeds = training_model(name)
+        args = tuple(torch.from_numpy(v) for v in feeds.values())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                model, args, str(path), input_names=list(feeds),
+                output_names=[TRAINING_OUTPUTS[name]], opset_version=17, dynamo=False,
+                training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+            )
+
+    return _cached_export(name, key, export)

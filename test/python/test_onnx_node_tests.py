@@ -20,10 +20,6 @@ from nnx.interp import onnx_node_tests as T
 KNOWN_FAILURES: dict[str, str] = {
     # expected values are written with 4 decimals in the test source (0.1511 vs 0.151056)
     "test_averagepool_2d_ceil_last_window_starts_on_pad": "expected data rounded to 1e-4",
-    # importer/dialect gaps (not the interpreter): training-mode BatchNormalization has
-    # 3 results, graph.batch_normalization 1.
-    "test_batchnorm_epsilon_training_mode": "graph.batch_normalization has one result",
-    "test_batchnorm_example_training_mode": "graph.batch_normalization has one result",
     # ONNX string tensors have no MLIR element type in nnx (nnx/types.py): the
     # importer stops with "unsupported element type string".
     "test_equal_string": "string tensors are not supported",
