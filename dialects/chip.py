@@ -252,8 +252,12 @@ class ProgramOp(IRDLOperation):
 
 
 def _storage_bytes(op: IRDLOperation) -> int | None:
+    """The storage size of the op's program (None: not in a program, or storage not
+    allocated yet: chip-lower's `nnx.unallocated` program, see passes/chip_allocate.py)."""
     p = op.parent_op()
-    return p.storage_bytes.value.data if isinstance(p, ProgramOp) else None
+    if not isinstance(p, ProgramOp) or "nnx.unallocated" in p.attributes:
+        return None
+    return p.storage_bytes.value.data
 
 
 class _SymbolOp(IRDLOperation):
