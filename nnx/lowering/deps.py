@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from nnx.sim.isa import Instr
@@ -279,13 +280,17 @@ def op_accesses(op) -> tuple[list[Access], list[Access]]:
 @dataclass
 class Dependencies:
     """The instruction DAG of a program, indexed by block position: `ops[i]` (the chip
-    op), `instrs[i]` (its ISA view), `units[i]` and `preds[i]` (block positions of
+    op), `units[i]`, `instrs[i]` (its ISA view) and `preds[i]` (block positions of
     the instructions that must finish first)."""
 
     ops: list
-    instrs: list[Instr]
     units: list[str]
     preds: list[list[int]]
+
+    @cached_property
+    def instrs(self) -> list[Instr]:
+        """The ISA view of each op (built on first use)."""
+        return [op.to_instr() for op in self.ops]
 
     def order_violation(self) -> tuple[int, int] | None:
         """(i, p): block position i comes before its dependency p; None if the block
@@ -306,7 +311,6 @@ def instruction_dependencies(program) -> Dependencies:
     from nnx.dialects.chip import SignalOp, WaitOp
 
     ops = [op for op in program.instructions() if not isinstance(op, (SignalOp, WaitOp))]
-    instrs = [op.to_instr() for op in ops]
     n = len(ops)
     seqs = [op.attributes.get(SEQ_ATTR) for op in ops]
     ref: list[int] = list(range(n))
@@ -316,6 +320,6 @@ def instruction_dependencies(program) -> Dependencies:
     preds: list[list[int]] = [[] for _ in range(n)]
     for i in ref:
         a = ops[i].attributes.get(ACCESS_ATTR)
-        r, w = parse_accesses(a.data) if a is not None else tile_accesses(instrs[i])
+        r, w = parse_accesses(a.data) if a is not None else tile_accesses(ops[i].to_instr())
         preds[i] = sorted(ref[p] for p in tr.add(r, w))
-    return Dependencies(ops, instrs, [i.unit for i in instrs], preds)
+    return Dependencies(ops, [op.unit.data for op in ops], preds)
