@@ -4,7 +4,7 @@ One op per instruction of the ISA (nnx/sim/isa.py has the rules, README.md ("The
 reference), inside a `chip.program` region op. Addresses are static: every operand is
 a `#chip.tile<SPACE:ADDR, DIMSxTYPE[, [STRIDES]]>` attribute naming a typed (optionally
 strided, strides in elements) range of the storage unit `S` or of the input neuron
-cache `N`, weight cache `W` or output cache `O` of seed 004 (claims 1-4).
+cache `N`, weight cache `W` or output cache `O` (docs/architecture.md).
 
     chip.program {storage_bytes = 12288 : i64, target = "nnx-default"} {
       chip.input @x #chip.tile<S:0x0, 8x64xf32>
@@ -18,20 +18,19 @@ cache `N`, weight cache `W` or output cache `O` of seed 004 (claims 1-4).
       ...
     }
 
-Ops (unit type, seed paragraph):
+Ops (by unit type):
 
 * `chip.load`, `chip.store`, `chip.move` -- DAU: the DMA between the storage unit and
-  the caches (seed 004 claim 2; seed 000 para. 93, "dau ... memory access").
+  the caches.
 * `chip.mpu KIND` -- MPU: Conv/ConvTranspose/MatMul/Gemm/... on tiles, dense or sparse
-  through `nmask`/`wmask` direct-index tiles (seed 004 claims 1, 12; seed 000 para. 93
-  "mpu ... convolution").
+  through `nmask`/`wmask` direct-index tiles (docs/sparse-mapping.md).
 * `chip.vpu KIND`, `chip.fill` -- VPU: any other ONNX op on tiles, evaluated by
-  `nnx.interp.kernels.run_kernel` (seed 000 para. 93 "vpu ... vector").
+  `nnx.interp.kernels.run_kernel`.
 * `chip.conn`, `chip.convert`, `chip.combine`, `chip.expand`, `chip.compact` -- the
-  mapping unit (seed 004 claims 5-10: connection data in direct or stride index form,
+  mapping unit (docs/sparse-mapping.md: connection data in direct or stride index form,
   AND / stride intersection, selection of surviving neurons and weights).
 * `chip.signal`, `chip.wait` -- synchronisation between units (counting tokens): units
-  run in parallel and wait only on their dependencies (seed 000 paras. 93, 110).
+  run in parallel and wait only on their dependencies.
 * `chip.input`, `chip.output`, `chip.const` -- storage symbols; const values become the
   data file beside the assembly.
 
@@ -202,7 +201,7 @@ class TileAttr(ParametrizedAttribute):
 
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
-    """A chip program: storage symbols and instructions in issue order (seed 004's
+    """A chip program: storage symbols and instructions in issue order (the
     instruction stream, fetched through the instruction cache)."""
 
     name = "chip.program"
@@ -253,8 +252,12 @@ class ProgramOp(IRDLOperation):
 
 
 def _storage_bytes(op: IRDLOperation) -> int | None:
+    """The storage size of the op's program (None: not in a program, or storage not
+    allocated yet: chip-lower's `nnx.unallocated` program, see passes/chip_allocate.py)."""
     p = op.parent_op()
-    return p.storage_bytes.value.data if isinstance(p, ProgramOp) else None
+    if not isinstance(p, ProgramOp) or "nnx.unallocated" in p.attributes:
+        return None
+    return p.storage_bytes.value.data
 
 
 class _SymbolOp(IRDLOperation):
@@ -489,54 +492,98 @@ class ChipInstrOp(IRDLOperation):
         return cls.create(properties=props, attributes=attrs)
 
 
-def _mk(name: str, mnemonic: str, doc: str, **extra: Any) -> type[ChipInstrOp]:
-    ns: dict[str, Any] = {
-        "name": name,
-        "MNEMONIC": mnemonic,
-        "__doc__": doc,
-        "__annotations__": {"MNEMONIC": "ClassVar[str]"},
-        "__module__": __name__,
-        **extra,
-    }
-    cls = type(f"{mnemonic.capitalize()}Op", (ChipInstrOp,), ns)
-    return irdl_op_definition(cls)
+@irdl_op_definition
+class LoadOp(ChipInstrOp):
+    """DAU: DMA a tile from the storage unit into a cache.
+
+    `dsts[0]` is the cache tile, `srcs[0]` the storage tile of the same shape and type;
+    either side may be strided (docs/architecture.md, "The chip dialect")."""
+
+    name = "chip.load"
+    MNEMONIC: ClassVar[str] = "LOAD"
 
 
-LoadOp = _mk("chip.load", "LOAD", "DAU: DMA a tile from the storage unit into a cache (seed 004 claim 2).")
-StoreOp = _mk("chip.store", "STORE", "DAU: DMA a cache tile to the storage unit (seed 004 claim 2).")
-MoveOp = _mk("chip.move", "MOVE", "DAU: copy a tile between caches (e.g. output cache -> neuron cache).")
-GatherOp = _mk(
-    "chip.gather",
-    "GATHER",
-    "DAU: indirect DMA -- dst[i, ...] = table[idx[i], ...] for the index tile idx (source #1, "
-    "i32/i64 in a cache, negative = from the end) and the storage tensor table (source #0); "
-    "moves only the named rows (an embedding lookup without loading the whole table).",
-)
-FillOp = _mk("chip.fill", "FILL", "VPU: set every element of a tile to params.value (padding, accumulators).")
-ConnOp = _mk(
-    "chip.conn",
-    "CONN",
-    "MAP: build connection data of a neuron or weight tile: direct index (i1 destination) "
-    "or stride index (i32 destination), 1 where |x| > params.threshold; params.order = "
-    '"out" (per output neuron) or "in" (per input neuron) (seed 004 claims 5-6).',
-)
-ConvertOp = _mk("chip.convert", "CONVERT", "MAP: convert connection data between direct and stride index (claims 9-10).")
-CombineOp = _mk(
-    "chip.combine",
-    "COMBINE",
-    "MAP: combine two connection data: direct+direct AND, stride+stride prefix-sum/"
-    "intersect/difference, mixed: convert the stride one, then AND (claims 7-9).",
-)
-ExpandOp = _mk(
-    "chip.expand",
-    "EXPAND",
-    "MAP: select -- scatter packed surviving values into a dense tile by connection data (claims 5, 21).",
-)
-CompactOp = _mk(
-    "chip.compact",
-    "COMPACT",
-    "MAP: select -- gather the surviving elements of a dense tile by connection data (claims 5, 17-18).",
-)
+@irdl_op_definition
+class StoreOp(ChipInstrOp):
+    """DAU: DMA a cache tile to the storage unit (`dsts[0]` in S, `srcs[0]` in a cache)."""
+
+    name = "chip.store"
+    MNEMONIC: ClassVar[str] = "STORE"
+
+
+@irdl_op_definition
+class MoveOp(ChipInstrOp):
+    """DAU: copy a tile between caches (e.g. output cache -> neuron cache)."""
+
+    name = "chip.move"
+    MNEMONIC: ClassVar[str] = "MOVE"
+
+
+@irdl_op_definition
+class GatherOp(ChipInstrOp):
+    """DAU: indirect DMA -- `dst[i, ...] = table[idx[i], ...]`.
+
+    Source #0 is the storage tensor `table`, source #1 the index tile `idx` (i32/i64 in a
+    cache, negative = from the end); only the named rows move (an embedding lookup
+    without loading the whole table)."""
+
+    name = "chip.gather"
+    MNEMONIC: ClassVar[str] = "GATHER"
+
+
+@irdl_op_definition
+class FillOp(ChipInstrOp):
+    """VPU: set every element of a tile to `params.value` (padding, accumulator init)."""
+
+    name = "chip.fill"
+    MNEMONIC: ClassVar[str] = "FILL"
+
+
+@irdl_op_definition
+class ConnOp(ChipInstrOp):
+    """MAP: build the connection data of a neuron or weight tile.
+
+    A direct index (ui8/i1 destination) or stride index (i32 destination) of the
+    elements with |x| > `params.threshold`; `params.order` = "out" (per output neuron)
+    or "in" (per input neuron). See docs/sparse-mapping.md."""
+
+    name = "chip.conn"
+    MNEMONIC: ClassVar[str] = "CONN"
+
+
+@irdl_op_definition
+class ConvertOp(ChipInstrOp):
+    """MAP: convert connection data between direct and stride index (same shape)."""
+
+    name = "chip.convert"
+    MNEMONIC: ClassVar[str] = "CONVERT"
+
+
+@irdl_op_definition
+class CombineOp(ChipInstrOp):
+    """MAP: combine two connection data.
+
+    direct + direct: AND; stride + stride: prefix-sum, intersect, differences; mixed:
+    the destination's form decides (docs/sparse-mapping.md)."""
+
+    name = "chip.combine"
+    MNEMONIC: ClassVar[str] = "COMBINE"
+
+
+@irdl_op_definition
+class ExpandOp(ChipInstrOp):
+    """MAP: select -- scatter packed surviving values into a dense tile by connection data."""
+
+    name = "chip.expand"
+    MNEMONIC: ClassVar[str] = "EXPAND"
+
+
+@irdl_op_definition
+class CompactOp(ChipInstrOp):
+    """MAP: select -- gather the surviving elements of a dense tile by connection data (zero-padded)."""
+
+    name = "chip.compact"
+    MNEMONIC: ClassVar[str] = "COMPACT"
 
 
 @irdl_op_definition
@@ -546,7 +593,7 @@ class MpuOp(ChipInstrOp):
     Sources are the ONNX inputs in order (`none` = absent optional input), `params` the
     ONNX attributes, `acc` adds into the destination (reduction tiling), `nmask`/`wmask`
     are direct-index connection data of the neuron/weight source: only surviving pairs
-    are computed and counted (seed 004 claims 1, 5, 12; seed 000 para. 93)."""
+    are computed and counted (docs/sparse-mapping.md)."""
 
     name = "chip.mpu"
     HEAD: ClassVar[str | None] = "kind"
@@ -563,7 +610,7 @@ class MpuOp(ChipInstrOp):
 class VpuOp(ChipInstrOp):
     """VPU: any other ONNX kind on cache tiles, meaning `run_kernel(kind, srcs, params)`
     (elementwise, activation, pooling, normalisation, softmax, reductions, data
-    movement); `acc` adds into the destination (seed 000 para. 93)."""
+    movement); `acc` adds into the destination."""
 
     name = "chip.vpu"
     HEAD: ClassVar[str | None] = "kind"

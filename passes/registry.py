@@ -39,6 +39,10 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-autodiff": lambda: __import__("nnx.passes.graph_autodiff", fromlist=["GraphAutodiffPass"]).GraphAutodiffPass,
     "graph-fuse": lambda: __import__("nnx.passes.graph_fuse", fromlist=["GraphFusePass"]).GraphFusePass,
     "neuron-group-map": lambda: __import__("nnx.passes.neuron_group_map", fromlist=["NeuronGroupMapPass"]).NeuronGroupMapPass,
+    "chip-lower": lambda: __import__("nnx.passes.chip_lower", fromlist=["ChipLowerPass"]).ChipLowerPass,
+    "chip-allocate": lambda: __import__("nnx.passes.chip_allocate", fromlist=["ChipAllocatePass"]).ChipAllocatePass,
+    "chip-schedule": lambda: __import__("nnx.passes.chip_schedule", fromlist=["ChipSchedulePass"]).ChipSchedulePass,
+    "chip-sync": lambda: __import__("nnx.passes.chip_sync", fromlist=["ChipSyncPass"]).ChipSyncPass,
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }

@@ -1,0 +1,325 @@
+"""Dependencies between chip instructions, and SIGNAL/WAIT from them.
+
+Every instruction reads and writes *accesses*:
+
+* a cache byte range `(SPACE, lo, hi)` with SPACE in N/W/O, optionally narrowed by
+  an element *box* of a resident buffer, `(SPACE, lo, hi, (base, shape, bounds))`:
+  the buffer's cache address and shape and per-dimension `[start, end)` element
+  bounds. Two boxes of one buffer that do not intersect are independent although
+  their strided byte spans interleave;
+* a storage tensor `("S", (lo, hi))`: the whole allocation is one dependency granule.
+
+`DependencyTracker` turns the accesses of instructions in program order into each
+instruction's predecessors: read-after-write, write-after-read and write-after-write,
+with a write's covered records killed (later readers depend on the newest writer
+only). `sync_tokens` places SIGNAL/WAIT for a given order of the instructions.
+
+On chip IR the accesses of an instruction come from its `nnx.access` attribute when
+it has one (chip-lower writes it: the lowering knows the exact ranges, boxes and
+storage allocations), else from its tiles (sources and masks are read, destinations
+written, `acc` destinations read too; a storage tile is its own granule).
+`instruction_dependencies(program)` gives any pass -- the built-in `chip-schedule`,
+`chip-sync` or a plugin scheduler -- the dependency DAG of a `chip.program`, indexed
+by block position. The dependencies are those of the program's sequential order
+(`nnx.seq`, chip-lower's emission order; the block order when absent): a scheduler
+may reorder the block freely within them, and chip-sync after it sees the same DAG.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from nnx.sim.isa import Instr
+
+ACCESS_ATTR = "nnx.access"
+"""Discardable attribute of a chip instruction op: its exact reads and writes (see
+`format_accesses`); written by chip-lower, dropped by chip-sync."""
+
+SEQ_ATTR = "nnx.seq"
+"""Discardable integer attribute of a chip instruction op: its position in the
+program's *sequential* order, the order whose meaning the program has (chip-lower's
+emission order). Dependencies are computed in that order wherever the block has been
+reordered since (a schedule); dropped by chip-sync."""
+
+Access = tuple  # ("N"|"W"|"O", lo, hi[, box]) or ("S", (lo, hi))
+
+
+# --------------------------------------------------------------------------------------
+# The dependency tracker (pure: accesses in, predecessor lists out)
+# --------------------------------------------------------------------------------------
+
+
+def _boxes_overlap(a, b) -> bool:
+    """May two boxes of resident buffers share an element? (None: not a box)"""
+    if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
+        return True
+    return all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(a[2], b[2]))
+
+
+def _box_covers(a, b) -> bool:
+    """Does box `a` hold every element of box `b`?"""
+    if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
+        return False
+    return all(s1 <= s2 and e2 <= e1 for (s1, e1), (s2, e2) in zip(a[2], b[2]))
+
+
+class DependencyTracker:
+    """The last writer and the readers since, per cache byte range and per storage
+    allocation; `add` gives an instruction's predecessors (indices, sorted)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        # cache records: [lo, hi, writer index | None, reader indices, box]
+        self.cache_recs: dict[str, list[list]] = {"N": [], "W": [], "O": []}
+        # storage records: key -> [writer index | None, reader indices]
+        self.s_recs: dict[Any, list] = {}
+
+    def add(self, reads: Sequence[Access], writes: Sequence[Access]) -> list[int]:
+        """Append one instruction with these accesses; its predecessors."""
+        idx = self.count
+        self.count += 1
+        deps: set[int] = set()
+        for acc in reads:
+            if acc[0] == "S":
+                rec = self.s_recs.get(acc[1])
+                if rec is not None and rec[0] is not None:
+                    deps.add(rec[0])
+                continue
+            lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
+            for rec in self.cache_recs[acc[0]]:
+                if rec[0] < hi and lo < rec[1] and rec[2] is not None and _boxes_overlap(rec[4], bx):
+                    deps.add(rec[2])
+        for acc in writes:
+            if acc[0] == "S":
+                rec = self.s_recs.get(acc[1])
+                if rec is not None:
+                    if rec[0] is not None:
+                        deps.add(rec[0])
+                    deps.update(rec[1])
+                continue
+            lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
+            for rec in self.cache_recs[acc[0]]:
+                if rec[0] < hi and lo < rec[1] and _boxes_overlap(rec[4], bx):
+                    if rec[2] is not None:
+                        deps.add(rec[2])
+                    deps.update(rec[3])
+        deps.discard(idx)
+        # ---- update the records -----------------------------------------------------
+        for acc in reads:
+            if acc[0] == "S":
+                self.s_recs.setdefault(acc[1], [None, []])[1].append(idx)
+                continue
+            lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
+            for rec in self.cache_recs[acc[0]]:
+                if rec[0] < hi and lo < rec[1] and _boxes_overlap(rec[4], bx):
+                    rec[3].append(idx)
+        for acc in writes:
+            if acc[0] == "S":
+                self.s_recs[acc[1]] = [idx, []]
+                continue
+            lo, hi = acc[1], acc[2]
+            bx = acc[3] if len(acc) > 3 else None
+            recs = self.cache_recs[acc[0]]
+            new = []
+            for rec in recs:
+                if rec[0] < hi and lo < rec[1] and _boxes_overlap(rec[4], bx):
+                    if bx is not None:
+                        # a box does not write every byte of its span: drop only
+                        # the records it covers
+                        if not _box_covers(bx, rec[4]):
+                            new.append(rec)
+                        continue
+                    if rec[0] < lo:
+                        new.append([rec[0], lo, rec[2], list(rec[3]), rec[4]])
+                    if hi < rec[1]:
+                        new.append([hi, rec[1], rec[2], list(rec[3]), rec[4]])
+                else:
+                    new.append(rec)
+            new.append([lo, hi, idx, [], bx])
+            self.cache_recs[acc[0]] = new
+        return sorted(deps)
+
+
+def dependencies(accesses: Iterable[tuple[Sequence[Access], Sequence[Access]]]) -> list[list[int]]:
+    """Predecessors of each instruction, given (reads, writes) in program order."""
+    tr = DependencyTracker()
+    return [tr.add(r, w) for r, w in accesses]
+
+
+# --------------------------------------------------------------------------------------
+# SIGNAL/WAIT for an order of the instructions
+# --------------------------------------------------------------------------------------
+
+
+def sync_tokens(units: Sequence[str], preds: Sequence[Sequence[int]],
+                order: Sequence[int]) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+    """(signals after, waits before) each instruction index, for running `order` (a
+    topological order of `preds`) on in-order unit queues: SIGNAL after a producer
+    and WAIT before a consumer on another unit, on a fresh token `t<k>`, unless the
+    consumer's unit already knows (transitively, by vector clocks over the unit
+    queues) that the producer has finished."""
+    n = len(units)
+    qpos = [0] * n
+    count: dict[str, int] = {}
+    for i in order:
+        u = units[i]
+        qpos[i] = count.get(u, 0)
+        count[u] = qpos[i] + 1
+    know: dict[str, dict[str, int]] = {}
+    ivc: list[dict[str, int] | None] = [None] * n
+    signals: dict[int, list[str]] = {}
+    waits: dict[int, list[str]] = {}
+    ntok = 0
+    for i in order:
+        u = units[i]
+        k = know.setdefault(u, {})
+        need: dict[str, int] = {}
+        for p in preds[i]:
+            up = units[p]
+            if up != u and (up not in need or qpos[p] > qpos[need[up]]):
+                need[up] = p
+        for up in sorted(need):
+            p = need[up]
+            if k.get(up, -1) >= qpos[p]:
+                continue
+            tok = f"t{ntok}"
+            ntok += 1
+            signals.setdefault(p, []).append(tok)
+            waits.setdefault(i, []).append(tok)
+            for kk, vv in ivc[p].items():  # type: ignore[union-attr]
+                if k.get(kk, -1) < vv:
+                    k[kk] = vv
+            k[up] = qpos[p]
+        ivc[i] = dict(k)
+        k[u] = qpos[i]
+    return signals, waits
+
+
+# --------------------------------------------------------------------------------------
+# Accesses on chip IR
+# --------------------------------------------------------------------------------------
+
+
+def _fmt_one(acc: Access) -> str:
+    if acc[0] == "S":
+        return f"S:{acc[1][0]}:{acc[1][1]}"
+    s = f"{acc[0]}:{acc[1]}:{acc[2]}"
+    if len(acc) > 3 and acc[3] is not None:
+        base, shape, bounds = acc[3]
+        s += f":{base}:{'x'.join(map(str, shape))}:{','.join(f'{a}-{b}' for a, b in bounds)}"
+    return s
+
+
+def format_accesses(reads: Sequence[Access], writes: Sequence[Access]) -> str:
+    """The `nnx.access` text: `R R ... | W W ...`, one access each: `S:LO:HI` (a storage
+    allocation), `SPACE:LO:HI` (cache bytes) or `SPACE:LO:HI:BASE:DIMS:S0-E0,S1-E1,...`
+    (cache bytes narrowed to an element box of the buffer at BASE of shape DIMS)."""
+    return " ".join(map(_fmt_one, reads)) + " | " + " ".join(map(_fmt_one, writes))
+
+
+def _parse_one(s: str) -> Access:
+    f = s.split(":")
+    if f[0] == "S":
+        return ("S", (int(f[1]), int(f[2])))
+    if len(f) == 3:
+        return (f[0], int(f[1]), int(f[2]))
+    shape = tuple(int(d) for d in f[4].split("x")) if f[4] else ()
+    bounds = tuple(tuple(int(x) for x in b.split("-")) for b in f[5].split(",")) if f[5] else ()
+    return (f[0], int(f[1]), int(f[2]), (int(f[3]), shape, bounds))
+
+
+def parse_accesses(text: str) -> tuple[list[Access], list[Access]]:
+    """Inverse of `format_accesses`."""
+    r, _, w = text.partition("|")
+    return [_parse_one(x) for x in r.split()], [_parse_one(x) for x in w.split()]
+
+
+def relocate_accesses(text: str, reloc) -> str:
+    """`nnx.access` text with every storage allocation's addresses mapped by `reloc`."""
+    reads, writes = parse_accesses(text)
+
+    def one(a: Access) -> Access:
+        return ("S", (reloc(a[1][0]), reloc(a[1][1]))) if a[0] == "S" else a
+
+    return format_accesses([one(a) for a in reads], [one(a) for a in writes])
+
+
+def tile_accesses(ins: Instr) -> tuple[list[Access], list[Access]]:
+    """Accesses of an instruction from its tiles alone (hand-written chip IR):
+    sources and masks are read, destinations written (and read under `acc`); a
+    storage tile is the granule of its own byte span."""
+
+    def acc(t) -> Access:
+        if t.space == "S":
+            return ("S", (t.offset, t.end))
+        return (t.space, t.offset, t.end)
+
+    reads = [acc(t) for t in ins.srcs if t is not None]
+    reads += [acc(ins.opts[k]) for k in ("nmask", "wmask") if k in ins.opts]
+    writes = [acc(t) for t in ins.dsts if t is not None]
+    if ins.opts.get("acc"):
+        reads += writes
+    return reads, writes
+
+
+def op_accesses(op) -> tuple[list[Access], list[Access]]:
+    """(reads, writes) of a chip instruction op: its `nnx.access` attribute, else its
+    tiles (`tile_accesses`)."""
+    a = op.attributes.get(ACCESS_ATTR)
+    if a is not None:
+        return parse_accesses(a.data)
+    return tile_accesses(op.to_instr())
+
+
+@dataclass
+class Dependencies:
+    """The instruction DAG of a program, indexed by block position: `ops[i]` (the chip
+    op), `units[i]`, `instrs[i]` (its ISA view) and `preds[i]` (block positions of
+    the instructions that must finish first)."""
+
+    ops: list
+    units: list[str]
+    preds: list[list[int]]
+
+    @cached_property
+    def instrs(self) -> list[Instr]:
+        """The ISA view of each op (built on first use)."""
+        return [op.to_instr() for op in self.ops]
+
+    def order_violation(self) -> tuple[int, int] | None:
+        """(i, p): block position i comes before its dependency p; None if the block
+        order is a topological order of the dependencies."""
+        for i, ps in enumerate(self.preds):
+            for p in ps:
+                if p >= i:
+                    return i, p
+        return None
+
+
+def instruction_dependencies(program) -> Dependencies:
+    """The dependencies of the instructions of a `chip.program` (SIGNAL/WAIT
+    excluded), indexed by block position and computed in the program's sequential
+    order (`nnx.seq` when every instruction has it, else the block order): what a
+    scheduling pass needs (any topological order of `preds` computes the same
+    results) and what chip-sync turns into SIGNAL/WAIT."""
+    from nnx.dialects.chip import SignalOp, WaitOp
+
+    ops = [op for op in program.instructions() if not isinstance(op, (SignalOp, WaitOp))]
+    n = len(ops)
+    seqs = [op.attributes.get(SEQ_ATTR) for op in ops]
+    ref: list[int] = list(range(n))
+    if n and all(s is not None for s in seqs):
+        ref.sort(key=lambda i: seqs[i].value.data)  # type: ignore[union-attr]
+    tr = DependencyTracker()
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for i in ref:
+        a = ops[i].attributes.get(ACCESS_ATTR)
+        r, w = parse_accesses(a.data) if a is not None else tile_accesses(ops[i].to_instr())
+        preds[i] = sorted(ref[p] for p in tr.add(r, w))
+    return Dependencies(ops, [op.unit.data for op in ops], preds)

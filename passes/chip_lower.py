@@ -1,0 +1,90 @@
+"""`chip-lower`: graph (+ sparse) ops of `func.func @main` -> chip instructions.
+
+The first of the chip passes (`lower-to-chip` runs them all: passes/lower_to_chip.py).
+Every tensor gets a storage allocation in two *virtual* regions -- constants from
+address 0 (contiguous: they become the data image), program inputs, intermediates and
+outputs from `nnx.lowering.storage.DATA_BASE` -- and the program is marked
+`nnx.unallocated`; `chip-allocate` places the data region behind the constants. Each
+op is tiled so that its operands fit the caches, results that fit stay resident
+(README "How lower-to-chip uses the caches"), and its instructions are emitted in op
+order with their exact reads and writes as the `nnx.access` attribute
+(nnx/lowering/deps.py), without SIGNAL/WAIT (`chip-sync`) and unscheduled
+(`chip-schedule`).
+
+Cache addresses are decided here, not in chip-allocate: the tiling of an op depends on
+what fits beside the resident buffers, so residency, tile sizes and cache addresses are
+one decision.
+
+Options (those of `lower-to-chip`): `target`, `double-buffer`, `max-tile-elements`,
+`chain`, and `schedule` (default true: plan for a program that chip-schedule will
+reorder: next-fit cache reuse, accumulator operands hoisted, Transpose as a view).
+
+    nnx-opt m.mlir -p 'chip-lower,chip-allocate,chip-schedule,chip-sync'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from nnx.diagnostics import PassError
+
+
+def load_pass_target(pass_name: str, path: str):
+    """The target of a pass's `target` option ("" = the embedded default); a bad file
+    is a PassError naming the pass."""
+    from nnx.target import TargetError, load_target
+
+    try:
+        return load_target(path or None)
+    except TargetError as e:
+        raise PassError(f"{pass_name}: {e}") from None
+    except OSError as e:
+        raise PassError(f"{pass_name}: cannot read target '{path}': {e.strerror}") from None
+
+
+def main_function(pass_name: str, module: ModuleOp):
+    """(`func.func @main` -- or the only function --, all functions) of a module."""
+    from xdsl.dialects import func as fdialect
+
+    funcs = [o for o in module.body.block.ops if isinstance(o, fdialect.FuncOp)]
+    main = next((f for f in funcs if f.sym_name.data == "main"), None)
+    if main is None:
+        if len(funcs) != 1:
+            raise PassError(f"{pass_name}: expected a func.func @main")
+        main = funcs[0]
+    return main, funcs
+
+
+@dataclass(frozen=True)
+class ChipLowerPass(ModulePass):
+    """Graph (+ sparse) ops of @main -> an unallocated, unscheduled chip.program whose
+    instructions carry their accesses (see the module docstring)."""
+
+    name = "chip-lower"
+
+    target: str = ""
+    double_buffer: bool = True
+    max_tile_elements: int = 0
+    chain: bool = True
+    schedule: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnx.lowering.lowering import Lowering
+
+        target = load_pass_target(self.name, self.target)
+        main, funcs = main_function(self.name, op)
+        if ctx.get_optional_dialect("chip") is None:
+            from nnx.dialects.chip import Chip
+
+            ctx.load_dialect(Chip)
+        lw = Lowering(target, self.double_buffer, int(self.max_tile_elements), bool(self.chain), bool(self.schedule))
+        lw.run(main)
+        prog = lw.build_program()
+        for f in funcs:
+            f.detach()
+            f.erase()
+        op.body.block.add_op(prog)
