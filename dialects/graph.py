@@ -93,6 +93,7 @@ from xdsl.irdl.constraints import VerificationContext
 from xdsl.utils.exceptions import VerifyException
 
 from nnx import shape_rules as sr
+from nnx.dialects.traits import DataMovement, Elementwise, MatrixCompute, Reduction, ShapeQuery, ViewLike
 from nnx.types import shape_of
 
 # --------------------------------------------------------------------------------------
@@ -862,6 +863,8 @@ def _is_within(block: Any, op: Operation) -> bool:
 class ElementwiseBinaryOp(GraphOp):
     """Shared shape rule of ONNX binary ops with multidirectional broadcasting."""
 
+    traits = traits_def(Elementwise())
+
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     C = result_def(TensorType)
@@ -921,6 +924,8 @@ class AxisUnaryOp(UnaryInputOp):
 class VariadicElementwiseOp(GraphOp):
     """Max/Min/Sum/Mean: one or more inputs of one type, broadcast together."""
 
+    traits = traits_def(Elementwise())
+
     data_0 = var_operand_def(TensorType)
 
     def infer_result_types(self) -> list[Attribute | None] | None:
@@ -932,6 +937,8 @@ class VariadicElementwiseOp(GraphOp):
 
 class ReduceOp(GraphOp):
     """Reduce*: `axes` as an optional input (latest opsets) or attribute (older ones)."""
+
+    traits = traits_def(Reduction())
 
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
@@ -958,6 +965,8 @@ class ReduceOp(GraphOp):
 
 class ArgReduceOp(GraphOp):
     """ArgMax/ArgMin: i64 indices along `axis` (default 0), keepdims default 1."""
+
+    traits = traits_def(Reduction())
 
     data = operand_def(TensorType)
     reduced = result_def(TensorType)
@@ -1034,6 +1043,7 @@ class AbsOp(UnaryXOp):
 
     name = "graph.abs"
     ONNX_TYPE: ClassVar[str] = "Abs"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1042,6 +1052,7 @@ class AcosOp(UnaryInputOp):
 
     name = "graph.acos"
     ONNX_TYPE: ClassVar[str] = "Acos"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1050,6 +1061,7 @@ class AcoshOp(UnaryInputOp):
 
     name = "graph.acosh"
     ONNX_TYPE: ClassVar[str] = "Acosh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1090,6 +1102,7 @@ class AsinOp(UnaryInputOp):
 
     name = "graph.asin"
     ONNX_TYPE: ClassVar[str] = "Asin"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1098,6 +1111,7 @@ class AsinhOp(UnaryInputOp):
 
     name = "graph.asinh"
     ONNX_TYPE: ClassVar[str] = "Asinh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1106,6 +1120,7 @@ class AtanOp(UnaryInputOp):
 
     name = "graph.atan"
     ONNX_TYPE: ClassVar[str] = "Atan"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1114,6 +1129,7 @@ class AtanhOp(UnaryInputOp):
 
     name = "graph.atanh"
     ONNX_TYPE: ClassVar[str] = "Atanh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1166,6 +1182,7 @@ class CastOp(GraphOp):
 
     name = "graph.cast"
     ONNX_TYPE: ClassVar[str] = "Cast"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     output = result_def(TensorType)
     round_mode = string_prop()
@@ -1188,6 +1205,7 @@ class CastLikeOp(GraphOp):
 
     name = "graph.cast_like"
     ONNX_TYPE: ClassVar[str] = "CastLike"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     target_type = operand_def(TensorType)
     output = result_def(TensorType)
@@ -1204,6 +1222,7 @@ class CeilOp(UnaryXOp):
 
     name = "graph.ceil"
     ONNX_TYPE: ClassVar[str] = "Ceil"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1212,6 +1231,7 @@ class CeluOp(UnaryXOp):
 
     name = "graph.celu"
     ONNX_TYPE: ClassVar[str] = "Celu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -1222,6 +1242,7 @@ class ClipOp(GraphOp):
 
     name = "graph.clip"
     ONNX_TYPE: ClassVar[str] = "Clip"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     min = opt_operand_def(TensorType)
     max = opt_operand_def(TensorType)
@@ -1247,6 +1268,7 @@ class ConcatOp(GraphOp):
 
     name = "graph.concat"
     ONNX_TYPE: ClassVar[str] = "Concat"
+    traits = traits_def(DataMovement(data_operands=None))
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
     axis = int_prop()
@@ -1299,6 +1321,7 @@ class ConvOp(GraphOp):
 
     name = "graph.conv"
     ONNX_TYPE: ClassVar[str] = "Conv"
+    traits = traits_def(MatrixCompute())
     X = operand_def(TensorType)
     W = operand_def(TensorType)
     B = opt_operand_def(TensorType)
@@ -1344,6 +1367,7 @@ class ConvTransposeOp(GraphOp):
 
     name = "graph.conv_transpose"
     ONNX_TYPE: ClassVar[str] = "ConvTranspose"
+    traits = traits_def(MatrixCompute())
     X = operand_def(TensorType)
     W = operand_def(TensorType)
     B = opt_operand_def(TensorType)
@@ -1397,6 +1421,7 @@ class CosOp(UnaryInputOp):
 
     name = "graph.cos"
     ONNX_TYPE: ClassVar[str] = "Cos"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1405,6 +1430,7 @@ class CoshOp(UnaryInputOp):
 
     name = "graph.cosh"
     ONNX_TYPE: ClassVar[str] = "Cosh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1436,6 +1462,7 @@ class DepthToSpaceOp(UnaryInputOp):
 
     name = "graph.depth_to_space"
     ONNX_TYPE: ClassVar[str] = "DepthToSpace"
+    traits = traits_def(DataMovement())
     blocksize = int_prop()
     mode = string_prop()
 
@@ -1465,6 +1492,7 @@ class DropoutOp(GraphOp):
 
     name = "graph.dropout"
     ONNX_TYPE: ClassVar[str] = "Dropout"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     ratio = opt_operand_def(TensorType)
     training_mode = opt_operand_def(TensorType)
@@ -1509,6 +1537,7 @@ class EluOp(UnaryXOp):
 
     name = "graph.elu"
     ONNX_TYPE: ClassVar[str] = "Elu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -1526,6 +1555,7 @@ class ErfOp(UnaryInputOp):
 
     name = "graph.erf"
     ONNX_TYPE: ClassVar[str] = "Erf"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1534,6 +1564,7 @@ class ExpOp(UnaryInputOp):
 
     name = "graph.exp"
     ONNX_TYPE: ClassVar[str] = "Exp"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1543,6 +1574,7 @@ class ExpandOp(GraphOp):
 
     name = "graph.expand"
     ONNX_TYPE: ClassVar[str] = "Expand"
+    traits = traits_def(DataMovement())
     input = operand_def(TensorType)
     shape = operand_def(TensorType)
     output = result_def(TensorType)
@@ -1569,6 +1601,7 @@ class FlattenOp(UnaryInputOp):
 
     name = "graph.flatten"
     ONNX_TYPE: ClassVar[str] = "Flatten"
+    traits = traits_def(ViewLike())
     axis = int_prop()
 
     def infer_result_types(self) -> list[Attribute | None] | None:
@@ -1581,6 +1614,7 @@ class FloorOp(UnaryXOp):
 
     name = "graph.floor"
     ONNX_TYPE: ClassVar[str] = "Floor"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1590,6 +1624,7 @@ class GatherOp(GraphOp):
 
     name = "graph.gather"
     ONNX_TYPE: ClassVar[str] = "Gather"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     output = result_def(TensorType)
@@ -1646,6 +1681,7 @@ class GeluOp(UnaryXOp):
 
     name = "graph.gelu"
     ONNX_TYPE: ClassVar[str] = "Gelu"
+    traits = traits_def(Elementwise())
     approximate = string_prop()
 
 
@@ -1656,6 +1692,7 @@ class GemmOp(GraphOp):
 
     name = "graph.gemm"
     ONNX_TYPE: ClassVar[str] = "Gemm"
+    traits = traits_def(MatrixCompute())
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     C = opt_operand_def(TensorType)
@@ -1711,6 +1748,7 @@ class HardSigmoidOp(UnaryXOp):
 
     name = "graph.hard_sigmoid"
     ONNX_TYPE: ClassVar[str] = "HardSigmoid"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
     beta = float_prop()
 
@@ -1721,6 +1759,7 @@ class HardSwishOp(UnaryXOp):
 
     name = "graph.hard_swish"
     ONNX_TYPE: ClassVar[str] = "HardSwish"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1737,6 +1776,7 @@ class IdentityOp(UnaryInputOp):
 
     name = "graph.identity"
     ONNX_TYPE: ClassVar[str] = "Identity"
+    traits = traits_def(Elementwise(), ViewLike())
 
 
 @irdl_op_definition
@@ -1771,6 +1811,7 @@ class IsInfOp(UnaryXOp):
 
     name = "graph.is_inf"
     ONNX_TYPE: ClassVar[str] = "IsInf"
+    traits = traits_def(Elementwise())
     detect_negative = int_prop()
     detect_positive = int_prop()
 
@@ -1784,6 +1825,7 @@ class IsNaNOp(UnaryXOp):
 
     name = "graph.is_nan"
     ONNX_TYPE: ClassVar[str] = "IsNaN"
+    traits = traits_def(Elementwise())
 
     def infer_result_types(self) -> list[Attribute | None] | None:
         return [_tensor(I1, _sh(self.X))]
@@ -1850,6 +1892,7 @@ class LeakyReluOp(UnaryXOp):
 
     name = "graph.leaky_relu"
     ONNX_TYPE: ClassVar[str] = "LeakyRelu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -1875,6 +1918,7 @@ class LogOp(UnaryInputOp):
 
     name = "graph.log"
     ONNX_TYPE: ClassVar[str] = "Log"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1891,6 +1935,7 @@ class MatMulOp(GraphOp):
 
     name = "graph.matmul"
     ONNX_TYPE: ClassVar[str] = "MatMul"
+    traits = traits_def(MatrixCompute())
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -1952,6 +1997,7 @@ class MishOp(UnaryXOp):
 
     name = "graph.mish"
     ONNX_TYPE: ClassVar[str] = "Mish"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1977,6 +2023,7 @@ class NegOp(UnaryXOp):
 
     name = "graph.neg"
     ONNX_TYPE: ClassVar[str] = "Neg"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2010,6 +2057,7 @@ class NotOp(UnaryXOp):
 
     name = "graph.not"
     ONNX_TYPE: ClassVar[str] = "Not"
+    traits = traits_def(Elementwise())
 
     def infer_result_types(self) -> list[Attribute | None] | None:
         _expect_el("X", self.X, [I1], "i1 (bool)")
@@ -2030,6 +2078,7 @@ class PReluOp(GraphOp):
 
     name = "graph.prelu"
     ONNX_TYPE: ClassVar[str] = "PRelu"
+    traits = traits_def(Elementwise())
     X = operand_def(TensorType)
     slope = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -2048,6 +2097,7 @@ class PadOp(GraphOp):
 
     name = "graph.pad"
     ONNX_TYPE: ClassVar[str] = "Pad"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     pads = opt_operand_def(TensorType)
     constant_value = opt_operand_def(TensorType)
@@ -2101,6 +2151,7 @@ class PowOp(GraphOp):
 
     name = "graph.pow"
     ONNX_TYPE: ClassVar[str] = "Pow"
+    traits = traits_def(Elementwise())
     X = operand_def(TensorType)
     Y = operand_def(TensorType)
     Z = result_def(TensorType)
@@ -2142,6 +2193,7 @@ class ReciprocalOp(UnaryXOp):
 
     name = "graph.reciprocal"
     ONNX_TYPE: ClassVar[str] = "Reciprocal"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2230,6 +2282,7 @@ class ReluOp(UnaryXOp):
 
     name = "graph.relu"
     ONNX_TYPE: ClassVar[str] = "Relu"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2239,6 +2292,7 @@ class ReshapeOp(GraphOp):
 
     name = "graph.reshape"
     ONNX_TYPE: ClassVar[str] = "Reshape"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     shape = operand_def(TensorType)
     reshaped = result_def(TensorType)
@@ -2319,6 +2373,7 @@ class RoundOp(UnaryXOp):
 
     name = "graph.round"
     ONNX_TYPE: ClassVar[str] = "Round"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2378,6 +2433,7 @@ class SeluOp(UnaryXOp):
 
     name = "graph.selu"
     ONNX_TYPE: ClassVar[str] = "Selu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
     gamma = float_prop()
 
@@ -2388,6 +2444,7 @@ class ShapeOp(GraphOp):
 
     name = "graph.shape"
     ONNX_TYPE: ClassVar[str] = "Shape"
+    traits = traits_def(ShapeQuery())
     data = operand_def(TensorType)
     shape = result_def(TensorType)
     end = int_prop()
@@ -2405,6 +2462,7 @@ class ShrinkOp(GraphOp):
 
     name = "graph.shrink"
     ONNX_TYPE: ClassVar[str] = "Shrink"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     output = result_def(TensorType)
     bias = float_prop()
@@ -2420,6 +2478,7 @@ class SigmoidOp(UnaryXOp):
 
     name = "graph.sigmoid"
     ONNX_TYPE: ClassVar[str] = "Sigmoid"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2428,6 +2487,7 @@ class SignOp(UnaryInputOp):
 
     name = "graph.sign"
     ONNX_TYPE: ClassVar[str] = "Sign"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2436,6 +2496,7 @@ class SinOp(UnaryInputOp):
 
     name = "graph.sin"
     ONNX_TYPE: ClassVar[str] = "Sin"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2444,6 +2505,7 @@ class SinhOp(UnaryInputOp):
 
     name = "graph.sinh"
     ONNX_TYPE: ClassVar[str] = "Sinh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2452,6 +2514,7 @@ class SizeOp(GraphOp):
 
     name = "graph.size"
     ONNX_TYPE: ClassVar[str] = "Size"
+    traits = traits_def(ShapeQuery())
     data = operand_def(TensorType)
     size = result_def(TensorType)
 
@@ -2466,6 +2529,7 @@ class SliceOp(GraphOp):
 
     name = "graph.slice"
     ONNX_TYPE: ClassVar[str] = "Slice"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     starts = opt_operand_def(TensorType)
     ends = opt_operand_def(TensorType)
@@ -2512,6 +2576,7 @@ class SoftplusOp(UnaryXOp):
 
     name = "graph.softplus"
     ONNX_TYPE: ClassVar[str] = "Softplus"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2520,6 +2585,7 @@ class SoftsignOp(UnaryInputOp):
 
     name = "graph.softsign"
     ONNX_TYPE: ClassVar[str] = "Softsign"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2528,6 +2594,7 @@ class SpaceToDepthOp(UnaryInputOp):
 
     name = "graph.space_to_depth"
     ONNX_TYPE: ClassVar[str] = "SpaceToDepth"
+    traits = traits_def(DataMovement())
     blocksize = int_prop()
     mode = string_prop()
 
@@ -2549,6 +2616,7 @@ class SplitOp(GraphOp):
 
     name = "graph.split"
     ONNX_TYPE: ClassVar[str] = "Split"
+    traits = traits_def(DataMovement())
     input = operand_def(TensorType)
     split = opt_operand_def(TensorType)
     outputs = var_result_def(TensorType)
@@ -2582,6 +2650,7 @@ class SqrtOp(UnaryXOp):
 
     name = "graph.sqrt"
     ONNX_TYPE: ClassVar[str] = "Sqrt"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2591,6 +2660,7 @@ class SqueezeOp(GraphOp):
 
     name = "graph.squeeze"
     ONNX_TYPE: ClassVar[str] = "Squeeze"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     squeezed = result_def(TensorType)
@@ -2631,6 +2701,7 @@ class TanOp(UnaryInputOp):
 
     name = "graph.tan"
     ONNX_TYPE: ClassVar[str] = "Tan"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2639,6 +2710,7 @@ class TanhOp(UnaryInputOp):
 
     name = "graph.tanh"
     ONNX_TYPE: ClassVar[str] = "Tanh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2647,6 +2719,7 @@ class ThresholdedReluOp(UnaryXOp):
 
     name = "graph.thresholded_relu"
     ONNX_TYPE: ClassVar[str] = "ThresholdedRelu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -2656,6 +2729,7 @@ class TileOp(GraphOp):
 
     name = "graph.tile"
     ONNX_TYPE: ClassVar[str] = "Tile"
+    traits = traits_def(DataMovement())
     input = operand_def(TensorType)
     repeats = operand_def(TensorType)
     output = result_def(TensorType)
@@ -2717,6 +2791,7 @@ class TransposeOp(GraphOp):
 
     name = "graph.transpose"
     ONNX_TYPE: ClassVar[str] = "Transpose"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     transposed = result_def(TensorType)
     perm = ints_prop()
@@ -2752,6 +2827,7 @@ class UnsqueezeOp(GraphOp):
 
     name = "graph.unsqueeze"
     ONNX_TYPE: ClassVar[str] = "Unsqueeze"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     expanded = result_def(TensorType)
@@ -2809,6 +2885,7 @@ class WhereOp(GraphOp):
 
     name = "graph.where"
     ONNX_TYPE: ClassVar[str] = "Where"
+    traits = traits_def(Elementwise())
     condition = operand_def(TensorType)
     X = operand_def(TensorType)
     Y = operand_def(TensorType)
