@@ -427,11 +427,12 @@ class GraphOp(IRDLOperation):
         return None
 
     def const_value(self, value: SSAValue | None) -> np.ndarray | None:
-        """The numpy value of `value` when a `graph.constant` produces it, else None."""
-        if value is None or not isinstance(value.owner, ConstantOp):
-            return None
+        """The numpy value of `value` when a `graph.constant` produces it and its
+        weights can be read, else None (`nnx.graph_queries.const_value`)."""
+        from nnx.graph_queries import const_value
+
         try:
-            return value.owner.numpy_value()
+            return const_value(value)
         except Exception:  # noqa: BLE001 - e.g. a blob not loaded: not checkable
             return None
 
