@@ -23,10 +23,12 @@ class TilingError(Exception):
 
 
 def full_box(shape: Sequence[int]) -> Box:
+    """The box covering a whole tensor of `shape`."""
     return tuple((0, int(d), 1) for d in shape)
 
 
 def box_shape(box: Box) -> tuple[int, ...]:
+    """The shape of the elements a box selects."""
     return tuple(s for _, s, _ in box)
 
 
@@ -41,7 +43,6 @@ class Step:
     acc: bool = False  # accumulate into the output tile (reduction chunk > 0)
     last: bool = True  # last reduction chunk of this output tile (store after it)
     drop: tuple[int, ...] = ()  # inputs not passed on this chunk (bias after chunk 0)
-
 
 
 class NoTilingRule(ValueError):

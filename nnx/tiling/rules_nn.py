@@ -25,6 +25,7 @@ def window(o0: int, o1: int, stride: int, kernel: int, dil: int, pad: int, size:
 
 
 def explicit_pads(attrs, in_sizes, kernel, strides, dils) -> list[int]:
+    """ONNX `pads` (begins then ends) with `auto_pad` resolved."""
     k = len(in_sizes)
     auto = attrs.get("auto_pad", "NOTSET")
     if isinstance(auto, bytes):
