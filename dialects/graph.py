@@ -93,6 +93,7 @@ from xdsl.irdl.constraints import VerificationContext
 from xdsl.utils.exceptions import VerifyException
 
 from nnx import shape_rules as sr
+from nnx.dialects.traits import DataMovement, Elementwise, MatrixCompute, Reduction, ShapeQuery, ViewLike
 from nnx.types import shape_of
 
 # --------------------------------------------------------------------------------------
@@ -426,11 +427,12 @@ class GraphOp(IRDLOperation):
         return None
 
     def const_value(self, value: SSAValue | None) -> np.ndarray | None:
-        """The numpy value of `value` when a `graph.constant` produces it, else None."""
-        if value is None or not isinstance(value.owner, ConstantOp):
-            return None
+        """The numpy value of `value` when a `graph.constant` produces it and its
+        weights can be read, else None (`nnx.graph_queries.const_value`)."""
+        from nnx.graph_queries import const_value
+
         try:
-            return value.owner.numpy_value()
+            return const_value(value)
         except Exception:  # noqa: BLE001 - e.g. a blob not loaded: not checkable
             return None
 
@@ -862,6 +864,8 @@ def _is_within(block: Any, op: Operation) -> bool:
 class ElementwiseBinaryOp(GraphOp):
     """Shared shape rule of ONNX binary ops with multidirectional broadcasting."""
 
+    traits = traits_def(Elementwise())
+
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     C = result_def(TensorType)
@@ -921,6 +925,8 @@ class AxisUnaryOp(UnaryInputOp):
 class VariadicElementwiseOp(GraphOp):
     """Max/Min/Sum/Mean: one or more inputs of one type, broadcast together."""
 
+    traits = traits_def(Elementwise())
+
     data_0 = var_operand_def(TensorType)
 
     def infer_result_types(self) -> list[Attribute | None] | None:
@@ -932,6 +938,8 @@ class VariadicElementwiseOp(GraphOp):
 
 class ReduceOp(GraphOp):
     """Reduce*: `axes` as an optional input (latest opsets) or attribute (older ones)."""
+
+    traits = traits_def(Reduction())
 
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
@@ -958,6 +966,8 @@ class ReduceOp(GraphOp):
 
 class ArgReduceOp(GraphOp):
     """ArgMax/ArgMin: i64 indices along `axis` (default 0), keepdims default 1."""
+
+    traits = traits_def(Reduction())
 
     data = operand_def(TensorType)
     reduced = result_def(TensorType)
@@ -1034,6 +1044,7 @@ class AbsOp(UnaryXOp):
 
     name = "graph.abs"
     ONNX_TYPE: ClassVar[str] = "Abs"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1042,6 +1053,7 @@ class AcosOp(UnaryInputOp):
 
     name = "graph.acos"
     ONNX_TYPE: ClassVar[str] = "Acos"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1050,6 +1062,7 @@ class AcoshOp(UnaryInputOp):
 
     name = "graph.acosh"
     ONNX_TYPE: ClassVar[str] = "Acosh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1090,6 +1103,7 @@ class AsinOp(UnaryInputOp):
 
     name = "graph.asin"
     ONNX_TYPE: ClassVar[str] = "Asin"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1098,6 +1112,7 @@ class AsinhOp(UnaryInputOp):
 
     name = "graph.asinh"
     ONNX_TYPE: ClassVar[str] = "Asinh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1106,6 +1121,7 @@ class AtanOp(UnaryInputOp):
 
     name = "graph.atan"
     ONNX_TYPE: ClassVar[str] = "Atan"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1114,6 +1130,7 @@ class AtanhOp(UnaryInputOp):
 
     name = "graph.atanh"
     ONNX_TYPE: ClassVar[str] = "Atanh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1184,6 +1201,7 @@ class CastOp(GraphOp):
 
     name = "graph.cast"
     ONNX_TYPE: ClassVar[str] = "Cast"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     output = result_def(TensorType)
     round_mode = string_prop()
@@ -1206,6 +1224,7 @@ class CastLikeOp(GraphOp):
 
     name = "graph.cast_like"
     ONNX_TYPE: ClassVar[str] = "CastLike"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     target_type = operand_def(TensorType)
     output = result_def(TensorType)
@@ -1222,6 +1241,7 @@ class CeilOp(UnaryXOp):
 
     name = "graph.ceil"
     ONNX_TYPE: ClassVar[str] = "Ceil"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1230,6 +1250,7 @@ class CeluOp(UnaryXOp):
 
     name = "graph.celu"
     ONNX_TYPE: ClassVar[str] = "Celu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -1240,6 +1261,7 @@ class ClipOp(GraphOp):
 
     name = "graph.clip"
     ONNX_TYPE: ClassVar[str] = "Clip"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     min = opt_operand_def(TensorType)
     max = opt_operand_def(TensorType)
@@ -1265,6 +1287,7 @@ class ConcatOp(GraphOp):
 
     name = "graph.concat"
     ONNX_TYPE: ClassVar[str] = "Concat"
+    traits = traits_def(DataMovement(data_operands=None))
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
     axis = int_prop()
@@ -1317,6 +1340,7 @@ class ConvOp(GraphOp):
 
     name = "graph.conv"
     ONNX_TYPE: ClassVar[str] = "Conv"
+    traits = traits_def(MatrixCompute())
     X = operand_def(TensorType)
     W = operand_def(TensorType)
     B = opt_operand_def(TensorType)
@@ -1362,6 +1386,7 @@ class ConvTransposeOp(GraphOp):
 
     name = "graph.conv_transpose"
     ONNX_TYPE: ClassVar[str] = "ConvTranspose"
+    traits = traits_def(MatrixCompute())
     X = operand_def(TensorType)
     W = operand_def(TensorType)
     B = opt_operand_def(TensorType)
@@ -1415,6 +1440,7 @@ class CosOp(UnaryInputOp):
 
     name = "graph.cos"
     ONNX_TYPE: ClassVar[str] = "Cos"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1423,6 +1449,7 @@ class CoshOp(UnaryInputOp):
 
     name = "graph.cosh"
     ONNX_TYPE: ClassVar[str] = "Cosh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1454,6 +1481,7 @@ class DepthToSpaceOp(UnaryInputOp):
 
     name = "graph.depth_to_space"
     ONNX_TYPE: ClassVar[str] = "DepthToSpace"
+    traits = traits_def(DataMovement())
     blocksize = int_prop()
     mode = string_prop()
 
@@ -1483,6 +1511,7 @@ class DropoutOp(GraphOp):
 
     name = "graph.dropout"
     ONNX_TYPE: ClassVar[str] = "Dropout"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     ratio = opt_operand_def(TensorType)
     training_mode = opt_operand_def(TensorType)
@@ -1527,6 +1556,7 @@ class EluOp(UnaryXOp):
 
     name = "graph.elu"
     ONNX_TYPE: ClassVar[str] = "Elu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -1544,6 +1574,7 @@ class ErfOp(UnaryInputOp):
 
     name = "graph.erf"
     ONNX_TYPE: ClassVar[str] = "Erf"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1552,6 +1583,7 @@ class ExpOp(UnaryInputOp):
 
     name = "graph.exp"
     ONNX_TYPE: ClassVar[str] = "Exp"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1561,6 +1593,7 @@ class ExpandOp(GraphOp):
 
     name = "graph.expand"
     ONNX_TYPE: ClassVar[str] = "Expand"
+    traits = traits_def(DataMovement())
     input = operand_def(TensorType)
     shape = operand_def(TensorType)
     output = result_def(TensorType)
@@ -1587,6 +1620,7 @@ class FlattenOp(UnaryInputOp):
 
     name = "graph.flatten"
     ONNX_TYPE: ClassVar[str] = "Flatten"
+    traits = traits_def(ViewLike())
     axis = int_prop()
 
     def infer_result_types(self) -> list[Attribute | None] | None:
@@ -1599,6 +1633,7 @@ class FloorOp(UnaryXOp):
 
     name = "graph.floor"
     ONNX_TYPE: ClassVar[str] = "Floor"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1608,6 +1643,7 @@ class GatherOp(GraphOp):
 
     name = "graph.gather"
     ONNX_TYPE: ClassVar[str] = "Gather"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     output = result_def(TensorType)
@@ -1664,6 +1700,7 @@ class GeluOp(UnaryXOp):
 
     name = "graph.gelu"
     ONNX_TYPE: ClassVar[str] = "Gelu"
+    traits = traits_def(Elementwise())
     approximate = string_prop()
 
 
@@ -1674,6 +1711,7 @@ class GemmOp(GraphOp):
 
     name = "graph.gemm"
     ONNX_TYPE: ClassVar[str] = "Gemm"
+    traits = traits_def(MatrixCompute())
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     C = opt_operand_def(TensorType)
@@ -1729,6 +1767,7 @@ class HardSigmoidOp(UnaryXOp):
 
     name = "graph.hard_sigmoid"
     ONNX_TYPE: ClassVar[str] = "HardSigmoid"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
     beta = float_prop()
 
@@ -1739,6 +1778,7 @@ class HardSwishOp(UnaryXOp):
 
     name = "graph.hard_swish"
     ONNX_TYPE: ClassVar[str] = "HardSwish"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1755,6 +1795,7 @@ class IdentityOp(UnaryInputOp):
 
     name = "graph.identity"
     ONNX_TYPE: ClassVar[str] = "Identity"
+    traits = traits_def(Elementwise(), ViewLike())
 
 
 @irdl_op_definition
@@ -1789,6 +1830,7 @@ class IsInfOp(UnaryXOp):
 
     name = "graph.is_inf"
     ONNX_TYPE: ClassVar[str] = "IsInf"
+    traits = traits_def(Elementwise())
     detect_negative = int_prop()
     detect_positive = int_prop()
 
@@ -1802,6 +1844,7 @@ class IsNaNOp(UnaryXOp):
 
     name = "graph.is_nan"
     ONNX_TYPE: ClassVar[str] = "IsNaN"
+    traits = traits_def(Elementwise())
 
     def infer_result_types(self) -> list[Attribute | None] | None:
         return [_tensor(I1, _sh(self.X))]
@@ -1868,6 +1911,7 @@ class LeakyReluOp(UnaryXOp):
 
     name = "graph.leaky_relu"
     ONNX_TYPE: ClassVar[str] = "LeakyRelu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -1893,6 +1937,7 @@ class LogOp(UnaryInputOp):
 
     name = "graph.log"
     ONNX_TYPE: ClassVar[str] = "Log"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1909,6 +1954,7 @@ class MatMulOp(GraphOp):
 
     name = "graph.matmul"
     ONNX_TYPE: ClassVar[str] = "MatMul"
+    traits = traits_def(MatrixCompute())
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -1970,6 +2016,7 @@ class MishOp(UnaryXOp):
 
     name = "graph.mish"
     ONNX_TYPE: ClassVar[str] = "Mish"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -1995,6 +2042,7 @@ class NegOp(UnaryXOp):
 
     name = "graph.neg"
     ONNX_TYPE: ClassVar[str] = "Neg"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2028,6 +2076,7 @@ class NotOp(UnaryXOp):
 
     name = "graph.not"
     ONNX_TYPE: ClassVar[str] = "Not"
+    traits = traits_def(Elementwise())
 
     def infer_result_types(self) -> list[Attribute | None] | None:
         _expect_el("X", self.X, [I1], "i1 (bool)")
@@ -2048,6 +2097,7 @@ class PReluOp(GraphOp):
 
     name = "graph.prelu"
     ONNX_TYPE: ClassVar[str] = "PRelu"
+    traits = traits_def(Elementwise())
     X = operand_def(TensorType)
     slope = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -2066,6 +2116,7 @@ class PadOp(GraphOp):
 
     name = "graph.pad"
     ONNX_TYPE: ClassVar[str] = "Pad"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     pads = opt_operand_def(TensorType)
     constant_value = opt_operand_def(TensorType)
@@ -2119,6 +2170,7 @@ class PowOp(GraphOp):
 
     name = "graph.pow"
     ONNX_TYPE: ClassVar[str] = "Pow"
+    traits = traits_def(Elementwise())
     X = operand_def(TensorType)
     Y = operand_def(TensorType)
     Z = result_def(TensorType)
@@ -2160,6 +2212,7 @@ class ReciprocalOp(UnaryXOp):
 
     name = "graph.reciprocal"
     ONNX_TYPE: ClassVar[str] = "Reciprocal"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2248,6 +2301,7 @@ class ReluOp(UnaryXOp):
 
     name = "graph.relu"
     ONNX_TYPE: ClassVar[str] = "Relu"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2257,6 +2311,7 @@ class ReshapeOp(GraphOp):
 
     name = "graph.reshape"
     ONNX_TYPE: ClassVar[str] = "Reshape"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     shape = operand_def(TensorType)
     reshaped = result_def(TensorType)
@@ -2337,6 +2392,7 @@ class RoundOp(UnaryXOp):
 
     name = "graph.round"
     ONNX_TYPE: ClassVar[str] = "Round"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2396,6 +2452,7 @@ class SeluOp(UnaryXOp):
 
     name = "graph.selu"
     ONNX_TYPE: ClassVar[str] = "Selu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
     gamma = float_prop()
 
@@ -2406,6 +2463,7 @@ class ShapeOp(GraphOp):
 
     name = "graph.shape"
     ONNX_TYPE: ClassVar[str] = "Shape"
+    traits = traits_def(ShapeQuery())
     data = operand_def(TensorType)
     shape = result_def(TensorType)
     end = int_prop()
@@ -2423,6 +2481,7 @@ class ShrinkOp(GraphOp):
 
     name = "graph.shrink"
     ONNX_TYPE: ClassVar[str] = "Shrink"
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     output = result_def(TensorType)
     bias = float_prop()
@@ -2438,6 +2497,7 @@ class SigmoidOp(UnaryXOp):
 
     name = "graph.sigmoid"
     ONNX_TYPE: ClassVar[str] = "Sigmoid"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2446,6 +2506,7 @@ class SignOp(UnaryInputOp):
 
     name = "graph.sign"
     ONNX_TYPE: ClassVar[str] = "Sign"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2454,6 +2515,7 @@ class SinOp(UnaryInputOp):
 
     name = "graph.sin"
     ONNX_TYPE: ClassVar[str] = "Sin"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2462,6 +2524,7 @@ class SinhOp(UnaryInputOp):
 
     name = "graph.sinh"
     ONNX_TYPE: ClassVar[str] = "Sinh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2470,6 +2533,7 @@ class SizeOp(GraphOp):
 
     name = "graph.size"
     ONNX_TYPE: ClassVar[str] = "Size"
+    traits = traits_def(ShapeQuery())
     data = operand_def(TensorType)
     size = result_def(TensorType)
 
@@ -2484,6 +2548,7 @@ class SliceOp(GraphOp):
 
     name = "graph.slice"
     ONNX_TYPE: ClassVar[str] = "Slice"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     starts = opt_operand_def(TensorType)
     ends = opt_operand_def(TensorType)
@@ -2530,6 +2595,7 @@ class SoftplusOp(UnaryXOp):
 
     name = "graph.softplus"
     ONNX_TYPE: ClassVar[str] = "Softplus"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2538,6 +2604,7 @@ class SoftsignOp(UnaryInputOp):
 
     name = "graph.softsign"
     ONNX_TYPE: ClassVar[str] = "Softsign"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2546,6 +2613,7 @@ class SpaceToDepthOp(UnaryInputOp):
 
     name = "graph.space_to_depth"
     ONNX_TYPE: ClassVar[str] = "SpaceToDepth"
+    traits = traits_def(DataMovement())
     blocksize = int_prop()
     mode = string_prop()
 
@@ -2567,6 +2635,7 @@ class SplitOp(GraphOp):
 
     name = "graph.split"
     ONNX_TYPE: ClassVar[str] = "Split"
+    traits = traits_def(DataMovement())
     input = operand_def(TensorType)
     split = opt_operand_def(TensorType)
     outputs = var_result_def(TensorType)
@@ -2600,6 +2669,7 @@ class SqrtOp(UnaryXOp):
 
     name = "graph.sqrt"
     ONNX_TYPE: ClassVar[str] = "Sqrt"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2609,6 +2679,7 @@ class SqueezeOp(GraphOp):
 
     name = "graph.squeeze"
     ONNX_TYPE: ClassVar[str] = "Squeeze"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     squeezed = result_def(TensorType)
@@ -2649,6 +2720,7 @@ class TanOp(UnaryInputOp):
 
     name = "graph.tan"
     ONNX_TYPE: ClassVar[str] = "Tan"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2657,6 +2729,7 @@ class TanhOp(UnaryInputOp):
 
     name = "graph.tanh"
     ONNX_TYPE: ClassVar[str] = "Tanh"
+    traits = traits_def(Elementwise())
 
 
 @irdl_op_definition
@@ -2665,6 +2738,7 @@ class ThresholdedReluOp(UnaryXOp):
 
     name = "graph.thresholded_relu"
     ONNX_TYPE: ClassVar[str] = "ThresholdedRelu"
+    traits = traits_def(Elementwise())
     alpha = float_prop()
 
 
@@ -2674,6 +2748,7 @@ class TileOp(GraphOp):
 
     name = "graph.tile"
     ONNX_TYPE: ClassVar[str] = "Tile"
+    traits = traits_def(DataMovement())
     input = operand_def(TensorType)
     repeats = operand_def(TensorType)
     output = result_def(TensorType)
@@ -2735,6 +2810,7 @@ class TransposeOp(GraphOp):
 
     name = "graph.transpose"
     ONNX_TYPE: ClassVar[str] = "Transpose"
+    traits = traits_def(DataMovement())
     data = operand_def(TensorType)
     transposed = result_def(TensorType)
     perm = ints_prop()
@@ -2770,6 +2846,7 @@ class UnsqueezeOp(GraphOp):
 
     name = "graph.unsqueeze"
     ONNX_TYPE: ClassVar[str] = "Unsqueeze"
+    traits = traits_def(ViewLike())
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     expanded = result_def(TensorType)
@@ -2827,6 +2904,7 @@ class WhereOp(GraphOp):
 
     name = "graph.where"
     ONNX_TYPE: ClassVar[str] = "Where"
+    traits = traits_def(Elementwise())
     condition = operand_def(TensorType)
     X = operand_def(TensorType)
     Y = operand_def(TensorType)

@@ -71,6 +71,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.parser import AttrParser
@@ -86,6 +87,7 @@ from nnx.connection_data import (
     PER_OUTPUT,
     STRIDE,
 )
+from nnx.dialects.traits import MatrixCompute
 
 # --------------------------------------------------------------------------------------
 # The connection-data type
@@ -676,6 +678,7 @@ class FcOp(IRDLOperation):
     """
 
     name = "sparse.fc"
+    traits = traits_def(MatrixCompute())
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
@@ -738,6 +741,7 @@ class MatMulOp(IRDLOperation):
     """
 
     name = "sparse.matmul"
+    traits = traits_def(MatrixCompute())
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     conn = operand_def(ConnType)
@@ -790,6 +794,7 @@ class ConvOp(IRDLOperation):
     """
 
     name = "sparse.conv"
+    traits = traits_def(MatrixCompute())
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)

@@ -1,5 +1,6 @@
 """Queries on graph-dialect IR shared by the passes: who uses a value, the other
-operand of a binary op, the value of a one-element constant."""
+operand of a binary op, and the one constant lookup (`constant_op`, `const_value`,
+with the scalar helper `const_scalar` built on it)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,17 @@ def sole_user(v: SSAValue) -> Operation | None:
     return next(iter(users.values())) if len(users) == 1 else None
 
 
-def sole_graph_user(v: SSAValue, kind: str) -> Operation | None:
-    """The only user of `v` when it is a graph op of ONNX type `kind` reading `v`
-    exactly once, else None."""
-    from nnx.dialects.graph import GraphOp
+def sole_graph_user(v: SSAValue, kind: str | type[Operation]) -> Operation | None:
+    """The only user of `v` when it is a graph op of class `kind` (or of ONNX type
+    `kind`, a string) reading `v` exactly once, else None."""
+    from nnx.dialects.graph import ONNX_OPS
 
     uses = list(v.uses)
     if len(uses) != 1:
         return None
     u = uses[0].operation
-    if not isinstance(u, GraphOp) or u.ONNX_TYPE != kind:
+    cls = ONNX_OPS.get(kind) if isinstance(kind, str) else kind
+    if cls is None or not isinstance(u, cls):
         return None
     if sum(1 for x in u.onnx_inputs() if x is v) != 1:
         return None
@@ -35,13 +37,25 @@ def other_input(op: Operation, v: SSAValue) -> SSAValue | None:
     return ins[1] if ins[0] is v else ins[0]
 
 
-def const_scalar(v: SSAValue | None) -> float | None:
-    """The value of a one-element float `graph.constant` (any rank), else None."""
+def constant_op(v: SSAValue | None) -> Operation | None:
+    """The `graph.constant` producing `v`, else None."""
     from nnx.dialects.graph import ConstantOp
 
-    if v is None or not isinstance(v.owner, ConstantOp):
-        return None
-    a = np.asarray(v.owner.numpy_value())
-    if a.size != 1 or a.dtype.kind != "f":
+    if v is not None and isinstance(v.owner, ConstantOp):
+        return v.owner
+    return None
+
+
+def const_value(v: SSAValue | None) -> np.ndarray | None:
+    """The numpy value of `v` when a `graph.constant` produces it, else None. A
+    constant whose weights cannot be read raises `nnx.resources.ResourceError`."""
+    const = constant_op(v)
+    return None if const is None else np.asarray(const.numpy_value())  # type: ignore[attr-defined]
+
+
+def const_scalar(v: SSAValue | None) -> float | None:
+    """The value of a one-element float `graph.constant` (any rank), else None."""
+    a = const_value(v)
+    if a is None or a.size != 1 or a.dtype.kind != "f":
         return None
     return float(a.reshape(-1)[0])

@@ -1,7 +1,10 @@
-"""Element types: MLIR builtin types <-> numpy dtypes <-> ONNX TensorProto types.
+"""Element types: name <-> MLIR builtin type <-> numpy dtype (<-> itemsize) <-> ONNX
+TensorProto code.
 
 One table (`ELEMENT_TYPES`), used by the importer, the interpreter, the resource
-store and the verifier. Booleans are `i1`; ONNX's signed integers are signless `iN`
+store, the verifier, the chip dialect and the simulator. The *name* of an element
+type is its MLIR spelling (`f32`, `ui8`, `i1`, `bf16`, `f8E4M3FN`...), which is also
+how the chip assembly writes it. Booleans are `i1`; ONNX's signed integers are signless `iN`
 (as in MLIR's tosa/linalg conventions); unsigned ones keep their signedness
 (`ui8`, `ui4`...: `IntegerType(N, Signedness.UNSIGNED)`).
 
@@ -45,9 +48,21 @@ _U = Signedness.UNSIGNED
 
 
 class ElementType(NamedTuple):
+    """One row of the element-type table."""
+
     onnx: int  # TensorProto.DataType code
     dtype: np.dtype
     mlir: Attribute
+
+    @property
+    def name(self) -> str:
+        """The MLIR spelling (`f32`, `ui8`, `i1`...)."""
+        return _NAME_OF_MLIR[self.mlir]
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element in memory (one byte for i1 and the sub-byte types)."""
+        return self.dtype.itemsize
 
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
@@ -86,6 +101,9 @@ NP_TO_ONNX: dict[np.dtype, int] = {e.dtype: e.onnx for e in ELEMENT_TYPES}
 
 _NP_TO_MLIR: dict[np.dtype, Attribute] = {e.dtype: e.mlir for e in ELEMENT_TYPES}
 _MLIR_TO_NP: dict[Attribute, np.dtype] = {e.mlir: e.dtype for e in ELEMENT_TYPES}
+_NAME_OF_MLIR: dict[Attribute, str] = {e.mlir: str(e.mlir) for e in ELEMENT_TYPES}
+_BY_NAME: dict[str, ElementType] = {str(e.mlir): e for e in ELEMENT_TYPES}
+_BY_DTYPE: dict[np.dtype, ElementType] = {e.dtype: e for e in ELEMENT_TYPES}
 
 NARROW_DTYPES: frozenset[np.dtype] = frozenset(e.dtype for e in ELEMENT_TYPES if e.onnx >= 16)
 """The ml_dtypes types (bfloat16, float8/6/4, int4/2): numpy arithmetic on them is
@@ -111,6 +129,37 @@ def is_narrow_int(dtype: np.dtype) -> bool:
     """int4/uint4/int2/uint2."""
     dtype = np.dtype(dtype)
     return dtype in NARROW_DTYPES and dtype.name.startswith(("int", "uint"))
+
+
+def element_type_named(name: str) -> ElementType:
+    """The table row of the element type spelled `name` (`f32`, `ui8`, `i1`...)."""
+    e = _BY_NAME.get(name)
+    if e is None:
+        raise UnsupportedTypeError(f"unsupported element type {name}")
+    return e
+
+
+def dtype_of_name(name: str) -> np.dtype:
+    """numpy dtype of the element type spelled `name`."""
+    return element_type_named(name).dtype
+
+
+def mlir_type_of_name(name: str) -> Attribute:
+    """MLIR builtin type of the element type spelled `name`."""
+    return element_type_named(name).mlir
+
+
+def name_of_type(element_type: Attribute) -> str | None:
+    """The spelling of an MLIR element type, None when nnx does not support it."""
+    return _NAME_OF_MLIR.get(element_type)
+
+
+def name_of_dtype(dtype: np.dtype) -> str:
+    """The spelling of the element type of numpy `dtype`."""
+    e = _BY_DTYPE.get(np.dtype(dtype))
+    if e is None:
+        raise UnsupportedTypeError(f"unsupported element type {np.dtype(dtype)}")
+    return str(e.mlir)
 
 
 def mlir_type_of_dtype(dtype: np.dtype) -> Attribute:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -39,7 +38,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from nnx.graph_queries import const_scalar, other_input, sole_graph_user
+from nnx.graph_queries import const_scalar, const_value, constant_op, other_input, sole_graph_user
 
 
 def _near(a: float | None, b: float) -> bool:
@@ -50,50 +49,50 @@ class FuseErfGelu(RewritePattern):
     """Match at `graph.erf` (see the module docstring)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        from nnx.dialects.graph import GeluOp, GraphOp
+        from nnx.dialects.graph import AddOp, DivOp, ErfOp, GeluOp, GraphOp, MulOp
 
-        if not isinstance(op, GraphOp) or op.ONNX_TYPE != "Erf" or op.after:
+        if not isinstance(op, ErfOp) or op.after:
             return
         d = op.onnx_inputs()[0]
         scale = d.owner
         if not isinstance(scale, GraphOp) or len(list(d.uses)) != 1 or scale.after:
             return
         sin = scale.onnx_inputs()
-        if scale.ONNX_TYPE == "Div" and _near(const_scalar(sin[1]), math.sqrt(2.0)):
+        if isinstance(scale, DivOp) and _near(const_scalar(sin[1]), math.sqrt(2.0)):
             x = sin[0]
-        elif scale.ONNX_TYPE == "Mul" and _near(const_scalar(sin[1]), math.sqrt(0.5)):
+        elif isinstance(scale, MulOp) and _near(const_scalar(sin[1]), math.sqrt(0.5)):
             x = sin[0]
-        elif scale.ONNX_TYPE == "Mul" and _near(const_scalar(sin[0]), math.sqrt(0.5)):
+        elif isinstance(scale, MulOp) and _near(const_scalar(sin[0]), math.sqrt(0.5)):
             x = sin[1]
         else:
             return
         ty = x.type
         e = op.onnx_outputs()[0]
-        add = sole_graph_user(e, "Add")
+        add = sole_graph_user(e, AddOp)
         if add is None or not _near(const_scalar(other_input(add, e)), 1.0):
             return
         a = add.onnx_outputs()[0]
-        m1 = sole_graph_user(a, "Mul")
+        m1 = sole_graph_user(a, MulOp)
         if m1 is None:
             return
         chain = [scale, op, add, m1]
         o1 = other_input(m1, a)
         if o1 is x:
             # (x * a) * 0.5
-            m2 = sole_graph_user(m1.onnx_outputs()[0], "Mul")
+            m2 = sole_graph_user(m1.onnx_outputs()[0], MulOp)
             if m2 is None or not _near(const_scalar(other_input(m2, m1.onnx_outputs()[0])), 0.5):
                 return
             chain.append(m2)
         elif _near(const_scalar(o1), 0.5):
             # x * (a * 0.5)
-            m2 = sole_graph_user(m1.onnx_outputs()[0], "Mul")
+            m2 = sole_graph_user(m1.onnx_outputs()[0], MulOp)
             if m2 is None or other_input(m2, m1.onnx_outputs()[0]) is not x:
                 return
             chain.append(m2)
         else:
             # (x * 0.5) * a
             h = o1.owner if o1 is not None else None
-            if not isinstance(h, GraphOp) or h.ONNX_TYPE != "Mul" or len(list(o1.uses)) != 1 or h.after:
+            if not isinstance(h, MulOp) or len(list(o1.uses)) != 1 or h.after:
                 return
             hin = h.onnx_inputs()
             if not ((hin[0] is x and _near(const_scalar(hin[1]), 0.5)) or (hin[1] is x and _near(const_scalar(hin[0]), 0.5))):
@@ -116,11 +115,10 @@ def _reduce_axes(op: Operation, rank: int) -> list[int] | None:
     if op.attr("keepdims", 1) != 1:  # type: ignore[attr-defined]
         return None
     if op.axes is not None:  # type: ignore[attr-defined]
-        from nnx.dialects.graph import ConstantOp
-
-        if not isinstance(op.axes.owner, ConstantOp):  # type: ignore[attr-defined]
+        value = const_value(op.axes)  # type: ignore[attr-defined]
+        if value is None:
             return None
-        axes = [int(a) for a in np.asarray(op.axes.owner.numpy_value()).reshape(-1)]  # type: ignore[attr-defined]
+        axes = [int(a) for a in value.reshape(-1)]
     else:
         axes = op.attr("axes")  # type: ignore[attr-defined]
         if axes is None:
@@ -130,18 +128,16 @@ def _reduce_axes(op: Operation, rank: int) -> list[int] | None:
 
 
 def _const_of_shape(v: SSAValue | None, shape: tuple[int, ...]) -> bool:
-    from nnx.dialects.graph import ConstantOp
-
-    return v is not None and isinstance(v.owner, ConstantOp) and tuple(v.type.get_shape()) == shape  # type: ignore[attr-defined]
+    return constant_op(v) is not None and tuple(v.type.get_shape()) == shape  # type: ignore[attr-defined]
 
 
 class FuseLayerNorm(RewritePattern):
     """Match at the first `graph.reduce_mean` (see the module docstring)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        from nnx.dialects.graph import GraphOp, LayerNormalizationOp
+        from nnx.dialects.graph import AddOp, DivOp, LayerNormalizationOp, MulOp, PowOp, ReduceMeanOp, SqrtOp, SubOp
 
-        if not isinstance(op, GraphOp) or op.ONNX_TYPE != "ReduceMean" or op.after:
+        if not isinstance(op, ReduceMeanOp) or op.after:
             return
         x = op.onnx_inputs()[0]
         ty = x.type
@@ -152,37 +148,37 @@ class FuseLayerNorm(RewritePattern):
         if not axes or axes != list(range(axes[0], len(shape))):
             return
         mean = op.onnx_outputs()[0]
-        sub = sole_graph_user(mean, "Sub")
+        sub = sole_graph_user(mean, SubOp)
         if sub is None or sub.onnx_inputs()[0] is not x:
             return
         d = sub.onnx_outputs()[0]
         users = list({id(u.operation): u.operation for u in d.uses}.values())
         if len(users) != 2:
             return
-        sq = next((u for u in users if isinstance(u, GraphOp) and u.ONNX_TYPE in ("Pow", "Mul")), None)
-        div = next((u for u in users if isinstance(u, GraphOp) and u.ONNX_TYPE == "Div"), None)
+        sq = next((u for u in users if isinstance(u, (PowOp, MulOp))), None)
+        div = next((u for u in users if isinstance(u, DivOp)), None)
         if sq is None or div is None or sq is div or div.onnx_inputs()[0] is not d:
             return
         sin = sq.onnx_inputs()
-        if sq.ONNX_TYPE == "Pow" and not (sin[0] is d and _near(const_scalar(sin[1]), 2.0)):
+        if isinstance(sq, PowOp) and not (sin[0] is d and _near(const_scalar(sin[1]), 2.0)):
             return
-        if sq.ONNX_TYPE == "Mul" and not (sin[0] is d and sin[1] is d):
+        if isinstance(sq, MulOp) and not (sin[0] is d and sin[1] is d):
             return
-        var_op = sole_graph_user(sq.onnx_outputs()[0], "ReduceMean")
+        var_op = sole_graph_user(sq.onnx_outputs()[0], ReduceMeanOp)
         if var_op is None or _reduce_axes(var_op, len(shape)) != axes:
             return
         v = var_op.onnx_outputs()[0]
-        add_eps = sole_graph_user(v, "Add")
+        add_eps = sole_graph_user(v, AddOp)
         if add_eps is None:
             return
         eps = const_scalar(other_input(add_eps, v))
         if eps is None or eps < 0:
             return
-        sqrt = sole_graph_user(add_eps.onnx_outputs()[0], "Sqrt")
+        sqrt = sole_graph_user(add_eps.onnx_outputs()[0], SqrtOp)
         if sqrt is None or div.onnx_inputs()[1] is not sqrt.onnx_outputs()[0] or len(list(sqrt.onnx_outputs()[0].uses)) != 1:
             return
         n = div.onnx_outputs()[0]
-        mul = sole_graph_user(n, "Mul")
+        mul = sole_graph_user(n, MulOp)
         norm_shape = shape[axes[0]:]
         if mul is None or not _const_of_shape(other_input(mul, n), norm_shape):
             return
@@ -190,7 +186,7 @@ class FuseLayerNorm(RewritePattern):
         chain = [op, sub, sq, var_op, add_eps, sqrt, div, mul]
         beta = None
         y = mul.onnx_outputs()[0]
-        badd = sole_graph_user(y, "Add")
+        badd = sole_graph_user(y, AddOp)
         if badd is not None and _const_of_shape(other_input(badd, y), norm_shape):
             beta = other_input(badd, y)
             chain.append(badd)

@@ -80,17 +80,8 @@ from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
 
-_MOVE = {
-    "graph.reshape": (0,), "graph.flatten": (0,), "graph.squeeze": (0,),
-    "graph.unsqueeze": (0,), "graph.transpose": (0,), "graph.concat": None,
-    "graph.split": (0,), "graph.slice": (0,), "graph.gather": (0,), "graph.expand": (0,),
-    "graph.tile": (0,), "graph.pad": (0,), "graph.depth_to_space": (0,),
-    "graph.space_to_depth": (0,), "graph.identity": (0,), "graph.dropout": (0,),
-}
-"""Data-movement ops -> the operand positions that may carry neurons (None = all)."""
-
-_REJECT = {"graph.shape", "graph.size"}
-"""Ops whose result is metadata, not neuron values (their output carries no neurons)."""
+from nnx.dialects.traits import DataMovement, ShapeQuery
+from nnx.graph_queries import const_value
 
 
 class _Builder:
@@ -143,14 +134,6 @@ def _shape(v: SSAValue, op: Operation) -> tuple[int, ...]:
     return tuple(int(d) for d in t.get_shape())
 
 
-def _const(v: SSAValue | None) -> np.ndarray | None:
-    from nnx.dialects.graph import ConstantOp
-
-    if v is not None and isinstance(v.owner, ConstantOp):
-        return np.asarray(v.owner.numpy_value())
-    return None
-
-
 def _pads_begin(op, in_sp, out_sp, k, s, d) -> list[int]:
     """Padding before each spatial dim (ONNX pads / auto_pad)."""
     nd = len(in_sp)
@@ -188,7 +171,7 @@ def _conv(b: _Builder, op) -> None:
     x_ids = b.get(op.X)
     if x_ids is None:
         return
-    w = _const(op.W)
+    w = const_value(op.W)
     if w is None:
         raise PassError("neuron-group-map: graph.conv needs a constant weight (graph.constant)",
                         op)
@@ -255,8 +238,8 @@ def _matmul_like(b: _Builder, op, A, B, Y, trans_a=0, trans_b=0, alpha=1.0) -> n
     a_ids, b_ids = b.get(A), b.get(B)
     if a_ids is None and b_ids is None:
         return None
-    a_val = None if a_ids is not None else _const(A)
-    b_val = None if b_ids is not None else _const(B)
+    a_val = None if a_ids is not None else const_value(A)
+    b_val = None if b_ids is not None else const_value(B)
     if (a_ids is None and a_val is None) or (b_ids is None and b_val is None):
         raise PassError(f"neuron-group-map: {op.name} operand computed from constants only; "
                         "fold constants first (graph-fold-constants)", op)
@@ -291,14 +274,16 @@ def _elementwise(b: _Builder, op, ins: list[np.ndarray], out_v: SSAValue,
 
 def _pool(b: _Builder, op, x_ids: np.ndarray) -> None:
     xs, ys = x_ids.shape, _shape(op.results[0], op)
-    if op.name.startswith("graph.global_"):
+    from nnx.dialects.graph import AveragePoolOp, GlobalAveragePoolOp, GlobalMaxPoolOp
+
+    if isinstance(op, (GlobalAveragePoolOp, GlobalMaxPoolOp)):
         n, c = xs[:2]
         flat = x_ids.reshape(n, c, -1)
         valid = flat >= 0
         first = np.where(valid.any(-1), np.take_along_axis(flat, valid.argmax(-1)[..., None],
                                                            -1)[..., 0], -1)
         post = np.broadcast_to(first[..., None], flat.shape)
-        w = 1.0 / flat.shape[-1] if op.name == "graph.global_average_pool" else 1.0
+        w = 1.0 / flat.shape[-1] if isinstance(op, GlobalAveragePoolOp) else 1.0
         b.add(op, flat, post, np.full(flat.shape, w, np.float32))
         b.ids[op.results[0]] = first.reshape(ys)
         return
@@ -327,7 +312,7 @@ def _pool(b: _Builder, op, x_ids: np.ndarray) -> None:
             cand = np.where(vy[:, None] & vx[None, :], cand, -1)
             taps.append(cand)
             rep = np.where(rep < 0, cand, rep)
-    wt = 1.0 / (kernel[0] * kernel[1]) if op.name == "graph.average_pool" else 1.0
+    wt = 1.0 / (kernel[0] * kernel[1]) if isinstance(op, AveragePoolOp) else 1.0
     for cand in taps:
         b.add(op, cand, rep, np.full(cand.shape, wt, np.float32))
     b.ids[op.results[0]] = rep.reshape(ys)
@@ -335,6 +320,7 @@ def _pool(b: _Builder, op, x_ids: np.ndarray) -> None:
 
 def _move(b: _Builder, op, data_pos) -> None:
     from nnx.interp import kernels_tensor  # noqa: F401  (registers the kernels)
+    from nnx.dialects.graph import DropoutOp, PadOp
     from nnx.interp.kernels import NUM_OUTPUTS_ATTR, KernelError, run_kernel
 
     ins = op.onnx_inputs()
@@ -348,10 +334,10 @@ def _move(b: _Builder, op, data_pos) -> None:
             args.append(ids + 1)  # 0 = no neuron (padding, constants)
         elif v is None:
             args.append(None)
-        elif op.name == "graph.pad" and i == 2:
+        elif isinstance(op, PadOp) and i == 2:
             args.append(None)  # the pad value: no neuron
         else:
-            c = _const(v)
+            c = const_value(v)
             if c is None:
                 raise PassError(f"neuron-group-map: {op.name} operand #{i} is neither a "
                                 "constant nor neuron values", op)
@@ -360,7 +346,7 @@ def _move(b: _Builder, op, data_pos) -> None:
             args.append(c)
     attrs = op.onnx_attributes()
     attrs[NUM_OUTPUTS_ATTR] = len(op.results)
-    if op.name == "graph.pad":
+    if isinstance(op, PadOp):
         attrs.pop("value", None)
     try:
         outs = run_kernel(op.ONNX_TYPE, args, attrs)
@@ -368,18 +354,22 @@ def _move(b: _Builder, op, data_pos) -> None:
         raise PassError(f"neuron-group-map: cannot move neuron ids through {op.name}: {e}",
                         op) from None
     for r, o in zip(op.results, outs):
-        if op.name == "graph.dropout" and r is not op.results[0]:
+        if isinstance(op, DropoutOp) and r is not op.results[0]:
             continue
         b.ids[r] = np.asarray(o, dtype=np.int64) - 1
 
 
 def _walk(b: _Builder, block) -> None:
     from nnx.dialects.graph import (
+        AveragePoolOp,
         ConstantOp,
         ConvOp,
         GemmOp,
+        GlobalAveragePoolOp,
+        GlobalMaxPoolOp,
         GraphOp,
         MatMulOp,
+        MaxPoolOp,
         SubgraphOp,
         YieldOp,
     )
@@ -415,13 +405,12 @@ def _walk(b: _Builder, block) -> None:
                 b.add(op, c, out, np.full(out.shape, abs(beta), np.float32))
         elif isinstance(op, MatMulOp):
             _matmul_like(b, op, op.A, op.B, op.Y)
-        elif op.name in _MOVE:
-            _move(b, op, _MOVE[op.name])
-        elif op.name in ("graph.max_pool", "graph.average_pool", "graph.global_max_pool",
-                         "graph.global_average_pool"):
+        elif op.has_trait(DataMovement):
+            _move(b, op, op.get_trait(DataMovement).data_operands)
+        elif isinstance(op, (MaxPoolOp, AveragePoolOp, GlobalMaxPoolOp, GlobalAveragePoolOp)):
             _pool(b, op, b.get(op.X))
-        elif op.name in _REJECT:
-            continue
+        elif op.has_trait(ShapeQuery):
+            continue  # the result is metadata, not neuron values
         else:
             neuron_ins = [b.get(v) for v in op.onnx_inputs() if b.get(v) is not None]
             if len(op.results) < 1 or not isinstance(op.results[0].type, TensorType):

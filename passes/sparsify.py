@@ -68,6 +68,7 @@ from xdsl.rewriter import InsertPoint
 
 from nnx import connection_data as cd
 from nnx.diagnostics import PassError
+from nnx.graph_queries import constant_op
 
 _FORMS = {"direct": cd.DIRECT, "stride": cd.STRIDE}
 _ORDERS = {"per-output": cd.PER_OUTPUT, "per-input": cd.PER_INPUT}
@@ -91,14 +92,6 @@ class SparsifyConfig:
 # --------------------------------------------------------------------------------------
 # Shared rewriting
 # --------------------------------------------------------------------------------------
-
-
-def _constant_of(v: SSAValue | None):
-    from nnx.dialects.graph import ConstantOp
-
-    if v is not None and isinstance(v.owner, ConstantOp):
-        return v.owner
-    return None
 
 
 def _weights(op: Operation, const) -> np.ndarray:
@@ -246,7 +239,7 @@ class SparsifyGemm(_SparsifyPattern):
         a = op.onnx_attributes()
         if int(a.get("transA", 0)) != 0 or float(a.get("alpha", 1.0)) != 1.0:
             return
-        const = _constant_of(op.B)
+        const = constant_op(op.B)
         if const is None or len(op.B.type.get_shape()) != 2:  # type: ignore[union-attr]
             return
         c = op.C
@@ -283,7 +276,7 @@ class SparsifyMatMul(_SparsifyPattern):
 
         if not isinstance(op, MatMulOp):
             return
-        const = _constant_of(op.B)
+        const = constant_op(op.B)
         if const is None or len(op.B.type.get_shape()) != 2:  # type: ignore[union-attr]
             return
         b = _weights(op, const)
@@ -312,7 +305,7 @@ class SparsifyConv(_SparsifyPattern):
 
         if not isinstance(op, ConvOp):
             return
-        const = _constant_of(op.W)
+        const = constant_op(op.W)
         if const is None:
             return
         wshape = tuple(op.W.type.get_shape())  # type: ignore[union-attr]

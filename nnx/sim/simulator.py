@@ -22,12 +22,11 @@ from __future__ import annotations
 import os
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from nnx.sim.asm import AsmError, Program, crc32_of
-from nnx.sim.isa import DTYPES, DTYPE_NAMES
+from nnx.sim.isa import DTYPES
 from nnx.sim.memory import (
     InputNeuronCache,
     Memory,
@@ -225,10 +224,6 @@ class Simulator:
 
 def cache_spaces() -> dict[str, str]:
     return dict(SPACES)
-
-
-def dtype_name(dt: Any) -> str:
-    return DTYPE_NAMES.get(np.dtype(dt), str(dt))
 
 
 def data_dir(program: Program) -> str:

@@ -68,6 +68,38 @@ def test_table_matches_onnx_and_is_one_to_one():
     assert not missing
 
 
+def test_names_round_trip_and_match_mlir_parsing():
+    """Each row's name is its MLIR spelling: it parses back to the row's type and
+    leads to the row's dtype and itemsize."""
+    from xdsl.dialects.builtin import TensorType
+
+    from nnx.types import dtype_of_name, element_type_named, mlir_type_of_name, name_of_dtype, name_of_type
+
+    assert len({e.name for e in ELEMENT_TYPES}) == len(ELEMENT_TYPES)
+    for e in ELEMENT_TYPES:
+        parsed = parse_module_text(f"func.func @f(%x: tensor<2x{e.name}>) {{\n  func.return\n}}\n")
+        arg_type = next(iter(parsed.ops)).args[0].type
+        assert isinstance(arg_type, TensorType) and arg_type.element_type == e.mlir
+        assert element_type_named(e.name) is e
+        assert dtype_of_name(e.name) == e.dtype and mlir_type_of_name(e.name) == e.mlir
+        assert name_of_type(e.mlir) == e.name and name_of_dtype(e.dtype) == e.name
+        assert e.itemsize == e.dtype.itemsize
+    with pytest.raises(ValueError, match="unsupported element type f7"):
+        dtype_of_name("f7")
+
+
+def test_chip_element_types_come_from_the_table():
+    """The element types of the chip ISA are rows of the table, spelled the same."""
+    from nnx.dialects.chip import type_name, type_of_name
+    from nnx.sim.isa import DTYPES
+    from nnx.types import element_type_named
+
+    for name, dt in DTYPES.items():
+        e = element_type_named(name)
+        assert e.dtype == dt
+        assert type_name(e.mlir) == name and type_of_name(name) == e.mlir
+
+
 @pytest.mark.parametrize(
     "code, text",
     [(16, "bf16"), (17, "f8E4M3FN"), (18, "f8E4M3FNUZ"), (19, "f8E5M2"), (20, "f8E5M2FNUZ"),
