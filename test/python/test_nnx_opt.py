@@ -171,7 +171,7 @@ def test_every_registered_pass_is_a_frozen_dataclass() -> None:
 
 
 def test_pipeline_parser_shapes() -> None:
-    from nnx.tools.nnx_opt import AnchorNode, PassNode, parse_pipeline_text, pipeline_to_text
+    from nnx.pipeline import AnchorNode, PassNode, parse_pipeline_text, pipeline_to_text
 
     nodes = parse_pipeline_text("builtin.module(a{x=1 y=true},func.func(b, c{s=\"q}\"}),d)")
     assert isinstance(nodes[0], PassNode) and nodes[0].options == "x=1 y=true"
@@ -186,7 +186,7 @@ def test_pipeline_parser_shapes() -> None:
 
 def test_verify_diagnostics_matching() -> None:
     from nnx.diagnostics import Diagnostic
-    from nnx.tools.nnx_opt import check_expected, collect_expected
+    from nnx.diagnostics import check_expected, collect_expected
 
     text = (
         "x\n"
