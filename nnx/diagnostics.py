@@ -193,6 +193,9 @@ _EXPECTED_RE = re.compile(
 
 @dataclass
 class Expected:
+    """One `// expected-SEVERITY@WHERE COUNT {{MESSAGE}}` comment: the diagnostic it
+    expects (on `line`, None for @unknown), where the comment is, how many are left."""
+
     severity: str
     line: int | None  # None: @unknown
     message: str
@@ -202,6 +205,7 @@ class Expected:
 
 
 def collect_expected(text: str, line_offset: int) -> list[Expected]:
+    """The expectations written in `text` (a chunk starting after `line_offset` lines)."""
     out: list[Expected] = []
     for i, src in enumerate(text.split("\n")):
         if "expected-" not in src:
