@@ -100,6 +100,12 @@ def _first_line(text: str) -> str:
 
 def user_error_line(prog: str, e: BaseException) -> str:
     """The one line reporting user error `e` from tool `prog`."""
+    from xdsl.utils.exceptions import ArgSpecParseError
+
+    if isinstance(e, ArgSpecParseError):  # header, position, text, caret, then the reason
+        reason = [ln.strip().lstrip("^").strip() for ln in str(e).splitlines()]
+        reason = [ln for ln in reason if ln]
+        return f"{prog}: error: malformed pass options: {reason[-1] if reason else ''}"
     if isinstance(e, OSError) and not _first_line(str(e)).count(": error: "):
         what = e.strerror or str(e) or type(e).__name__
         return f"{prog}: error: {e.filename}: {what}" if e.filename else f"{prog}: error: {what}"

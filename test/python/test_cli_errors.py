@@ -216,3 +216,44 @@ def test_installed_scripts_use_the_same_path(files):
     assert p.stderr.strip().splitlines() == [
         f"{files['ir']}: error: expected one chip.program, found 0"
     ]
+
+
+def test_a_new_tool_gets_the_same_error_path(capsys, monkeypatch):
+    """A tool added later is `@tool_main("nnx-x")` on its body: argparse mistakes,
+    the project's errors (xDSL's ArgSpecParseError is a BaseException) and bugs are
+    classified the same way."""
+    from nnx.cli import ArgumentParser, tool_main
+    from nnx.ir_io import UserError
+
+    monkeypatch.delenv("NNX_DEBUG", raising=False)
+
+    @tool_main("nnx-x")
+    def main(argv):
+        p = ArgumentParser(prog="nnx-x")
+        p.add_argument("what", choices=["user", "located", "spec", "bug", "ok"])
+        what = p.parse_args(argv).what
+        if what == "user":
+            raise UserError("bad input")
+        if what == "located":
+            raise UserError("in.mlir:3:5: error: 'graph.conv' op bad pads")
+        if what == "spec":
+            from xdsl.utils.arg_spec import parse_spec
+
+            parse_spec("a{b=}")  # raises ArgSpecParseError
+        if what == "bug":
+            raise KeyError("oops")
+        return 0
+
+    expected = {
+        "ok": (0, []),
+        "user": (1, ["nnx-x: error: bad input"]),
+        "located": (1, ["in.mlir:3:5: error: 'graph.conv' op bad pads"]),
+        "spec": (1, ["nnx-x: error: malformed pass options: Unknown argument value, wrap "
+                     "argument in quotes to pass arbitrary string values"]),
+        "bug": (2, ["nnx-x: internal error: KeyError: 'oops' (set NNX_DEBUG=1 for the traceback)"]),
+        "nope": (1, ["nnx-x: error: argument what: invalid choice: 'nope' (choose from "
+                     "'user', 'located', 'spec', 'bug', 'ok') (see nnx-x --help)"]),
+    }
+    for arg, (rc, lines) in expected.items():
+        assert main([arg]) == rc, arg
+        assert capsys.readouterr().err.strip().splitlines() == lines, arg
