@@ -93,18 +93,23 @@ def run_pipeline(
     *,
     filename: str | None = None,
     verify_each: bool = True,
+    print_ir_before_all: bool = False,
     print_ir_after_all: bool = False,
     time_passes: bool = False,
 ) -> ModuleOp:
     """Run a pass pipeline (`builtin.module(...)`, `a,b` or a `Pipeline`) on `module`
     in place, as nnx-opt does; returns `module`. A pass that rejects the IR raises
-    `nnx.pipeline.PassFailure` (its `.diagnostic` has the location)."""
+    `nnx.pipeline.PassFailure` (its `.diagnostic` has the location). The dumps and
+    timings go to stderr."""
     from nnx.ir_io import make_context
 
     if isinstance(pipeline, str):
         pipeline = Pipeline.parse(pipeline)
     options = RunOptions(
-        verify_each=verify_each, print_ir_after_all=print_ir_after_all, time_passes=time_passes
+        verify_each=verify_each,
+        print_ir_before_all=print_ir_before_all,
+        print_ir_after_all=print_ir_after_all,
+        time_passes=time_passes,
     )
     pipeline.run(module, make_context(), filename=filename, options=options)
     return module

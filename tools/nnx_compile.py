@@ -3,6 +3,7 @@
     nnx-compile MODEL.onnx -o PROG.s [--target FILE] [--input-shape NAME=DIMS ...]
                 [--batch N] [--pipeline PIPELINE] [--print-pipeline]
                 [--sparsify 'weight-threshold=0.9 ...'] [--load-pass-plugin FILE.py ...]
+                [--time-passes] [--mlir-print-ir-after-all] [--mlir-print-ir-before-all]
 
 Imports the model (nnx.importer), runs a pass pipeline ending in `lower-to-chip`
 (default: `builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce,lower-to-chip{...})`,
@@ -13,7 +14,8 @@ or xDSL `a{x=1},b`; nnx/pipeline.py); `lower-to-chip{target=...}` is appended wh
 does not end in it. `--sparsify OPTS` inserts `sparsify{OPTS}` right before
 `lower-to-chip` (prune weights into connection data; the mapping unit then skips the
 pruned MACs, docs/sparse-mapping.md). `--load-pass-plugin FILE.py` (repeatable) makes
-the passes a plugin file defines available to `--pipeline` (nnx/plugins.py).
+the passes a plugin file defines available to `--pipeline` (nnx/plugins.py);
+`--time-passes` and the IR dumps are nnx-opt's.
 
 A user mistake is one line on stderr and exit status 1, an internal error one line
 and exit 2 (nnx/cli.py); no partial output is left.
@@ -44,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sparsify", metavar="OPTS", help="insert sparsify{OPTS} before lower-to-chip")
     p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
                    help="register the ModulePass subclasses FILE.py defines (repeatable)")
+    p.add_argument("--mlir-print-ir-after-all", action="store_true",
+                   help="print the IR to stderr after every pass")
+    p.add_argument("--mlir-print-ir-before-all", action="store_true",
+                   help="print the IR to stderr before every pass")
+    p.add_argument("--time-passes", action="store_true", help="print each pass's wall time to stderr")
     p.add_argument("--emit-mlir", metavar="FILE", help=argparse.SUPPRESS)
     return p
 
@@ -85,7 +92,15 @@ def _main(argv: list[str]) -> int:
         raise UsageError(f"--target {args.target}: {e.strerror}") from None
     shapes = dict(_shape_arg(s) for s in args.input_shape)
     module = api.import_onnx(args.model, shapes or None, args.batch)
-    api.run_pipeline(module, pipeline, filename=args.model, verify_each=False)
+    api.run_pipeline(
+        module,
+        pipeline,
+        filename=args.model,
+        verify_each=False,
+        print_ir_before_all=args.mlir_print_ir_before_all,
+        print_ir_after_all=args.mlir_print_ir_after_all,
+        time_passes=args.time_passes,
+    )
     if args.emit_mlir:
         write_text_atomically(args.emit_mlir, module_to_text(module))
     api.program_from_chip(module, target, args.output).save(args.output)

@@ -125,3 +125,20 @@ def test_errors_are_the_projects_exceptions(tmp_path):
     _raises(TargetError, api.load_target, str(bad))
     _raises(PluginError, api.load_pass_plugin, str(tmp_path / "missing.py"))
     assert sorted(os.listdir(tmp_path)) == ["bad.toml"]  # nothing written by the failures
+
+
+def test_nnx_compile_has_the_pipeline_instrumentation(tmp_path, capsys):
+    """--time-passes / --mlir-print-ir-after-all in nnx-compile are nnx-opt's (one
+    pipeline runner): one timing line and one dump per pass, in pipeline order."""
+    from nnx.tools.nnx_compile import main
+
+    assert main([str(MODEL), "--batch", "1", "-o", str(tmp_path / "p.s"), "--time-passes",
+                 "--mlir-print-ir-after-all"]) == 0
+    err = capsys.readouterr().err
+    passes = api.compile_pipeline().pass_names()
+    assert passes[-1] == "lower-to-chip"
+    timed = [ln.split(":")[0] for ln in err.splitlines() if re.fullmatch(r"[\w-]+: [0-9.]+ s", ln)]
+    assert timed == passes
+    dumps = re.findall(r"// -----// IR Dump After ([\w-]+) //----- //", err)
+    assert dumps == passes
+    assert "chip.program" in err.split("IR Dump After lower-to-chip")[1]
