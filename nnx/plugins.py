@@ -81,8 +81,17 @@ def defined_passes(module: ModuleType) -> list[type[ModulePass]]:
     return found
 
 
-def register_pass(cls: type[ModulePass], origin: str) -> str:
-    """Register one plugin pass class under its `name`; returns the name."""
+def _where(source: str) -> str:
+    """Message prefix for a plugin source: `FILE: error:` for a file (a location, as
+    `FILE:LINE:COL: error:`), the entry point's description otherwise (the tool then
+    prefixes `TOOL: error:`)."""
+    return source if source.startswith("entry point") else f"{source}: error"
+
+
+def register_pass(cls: type[ModulePass], source: str) -> str:
+    """Register one plugin pass class under its `name`; returns the name. `source`
+    is the plugin file or the entry point, for messages."""
+    origin = _where(source)
     name = cls.__dict__.get("name") or getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
         raise PluginError(
@@ -100,11 +109,12 @@ def register_pass(cls: type[ModulePass], origin: str) -> str:
             f"that name from {_plugin_origin[name]}"
         )
     _plugin_passes[name] = lambda: cls
-    _plugin_origin[name] = origin
+    _plugin_origin[name] = source
     return name
 
 
-def _register_all(classes: Iterable[type[ModulePass]], origin: str) -> list[str]:
+def _register_all(classes: Iterable[type[ModulePass]], source: str) -> list[str]:
+    origin = _where(source)
     classes = list(classes)
     if not classes:
         raise PluginError(f"{origin}: defines no ModulePass subclass")
@@ -112,12 +122,12 @@ def _register_all(classes: Iterable[type[ModulePass]], origin: str) -> list[str]
     for cls in classes:  # check every class before registering any
         n = cls.__dict__.get("name") or getattr(cls, "name", None)
         if not isinstance(n, str) or not n or n in builtin_passes():
-            register_pass(cls, origin)  # raises the precise error
+            register_pass(cls, source)  # raises the precise error
         names.append(n)
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise PluginError(f"{origin}: two pass classes are named '{sorted(dup)[0]}'")
-    return [register_pass(cls, origin) for cls in classes]
+    return [register_pass(cls, source) for cls in classes]
 
 
 def load_pass_plugin(path: str) -> list[str]:
@@ -145,7 +155,7 @@ def load_pass_plugin(path: str) -> list[str]:
         if isinstance(e, KeyboardInterrupt):
             raise
         raise PluginError(f"{path}: error: cannot load pass plugin: {_describe(e, full)}") from None
-    names = _register_all(defined_passes(module), f"{path}: error")
+    names = _register_all(defined_passes(module), path)
     _loaded_files[full] = names
     return names
 
@@ -177,21 +187,20 @@ def load_entry_points() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        origin = f"entry point '{ep.name} = {ep.value}' of group {ENTRY_POINT_GROUP}"
+        source = f"entry point '{ep.name} = {ep.value}' of group {ENTRY_POINT_GROUP}"
         try:
             obj = ep.load()
         except Exception as e:  # noqa: BLE001 - the plugin's code
             _entry_points_loaded = False
-            raise PluginError(f"nnx: error: {origin}: cannot load: {type(e).__name__}: {e}") from None
+            msg = (str(e).strip().splitlines() or [""])[0]
+            raise PluginError(f"{source}: cannot load: {type(e).__name__}: {msg}") from None
         try:
             if isinstance(obj, type) and issubclass(obj, ModulePass):
-                register_pass(obj, f"nnx: error: {origin}")
+                register_pass(obj, source)
             elif isinstance(obj, ModuleType):
-                _register_all(defined_passes(obj), f"nnx: error: {origin}")
+                _register_all(defined_passes(obj), source)
             else:
-                raise PluginError(
-                    f"nnx: error: {origin}: names neither a ModulePass subclass nor a module"
-                )
+                raise PluginError(f"{source}: names neither a ModulePass subclass nor a module")
         except PluginError:
             _entry_points_loaded = False
             raise

@@ -218,6 +218,47 @@ def test_entry_point_naming_a_module_and_a_clash(tmp_path, monkeypatch):
         plugins.all_passes()
 
 
+def test_entry_point_errors_through_a_tool(tmp_path, monkeypatch, capsys):
+    from importlib.metadata import EntryPoint
+
+    from nnx.tools import nnx_opt
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "nnx_ep_clash.py").write_text(PLUGIN.replace("test-relu-to-leaky", "dce"))
+    (tmp_path / "nnx_ep_broken.py").write_text("import no_such_module_here\n")
+    src = tmp_path / "m.mlir"
+    src.write_text(IR)
+    cases = {
+        "nnx_ep_clash": "nnx-opt: error: entry point 'mine = nnx_ep_clash' of group nnx.passes: "
+                        "pass 'dce' (class ReluToLeaky) clashes with the built-in pass of that "
+                        "name; rename it",
+        "nnx_ep_broken": "nnx-opt: error: entry point 'mine = nnx_ep_broken' of group nnx.passes: "
+                         "cannot load: ModuleNotFoundError: No module named 'no_such_module_here'",
+    }
+    for module, line in cases.items():
+        eps = [EntryPoint("mine", module, plugins.ENTRY_POINT_GROUP)]
+        monkeypatch.setattr("importlib.metadata.entry_points", lambda group, eps=eps: eps)
+        monkeypatch.setattr(plugins, "_entry_points_loaded", False)
+        monkeypatch.setattr(plugins, "_plugin_passes", {})
+        assert nnx_opt.main([str(src)]) == 1
+        assert capsys.readouterr().err.strip().splitlines() == [line]
+
+
+def test_two_plugin_files_with_the_same_pass_name(tmp_path, capsys):
+    from nnx.tools import nnx_opt
+
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text(PLUGIN)
+    b.write_text(PLUGIN)
+    src = tmp_path / "m.mlir"
+    src.write_text(IR)
+    assert nnx_opt.main([str(src), "--load-pass-plugin", str(a), "--load-pass-plugin", str(b)]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"{b}: error: pass 'test-relu-to-leaky' (class ReluToLeaky) clashes with the pass of "
+        f"that name from {a}"
+    ]
+
+
 def test_plugin_via_the_installed_script(plugin_file, tmp_path):
     exe = BIN / "nnx-opt"
     if not exe.exists():
