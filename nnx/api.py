@@ -178,10 +178,12 @@ def compile_pipeline(
 @dataclass
 class Program:
     """A compiled program: the assembly (`asm.Program`: symbols, instructions, the
-    `.data` segment) and the bytes of its weights image (None without constants)."""
+    `.data` segment), the bytes of its weights image (None without constants) and
+    the target it was compiled for (`simulate` runs it on that one by default)."""
 
     program: asm.Program
     data: bytes | None
+    target: Target | None = None
 
     @property
     def asm(self) -> str:
@@ -225,7 +227,7 @@ def program_from_chip(module: ModuleOp, target: Target, asm_path: str = "prog.s"
     from nnx.tools.nnx_translate import build_program
 
     prog, data = build_program(module, asm_path, target)
-    return Program(prog, data)
+    return Program(prog, data, target)
 
 
 def compile(  # noqa: A001 - the natural name; `nnx.api.compile` is always qualified
@@ -275,12 +277,19 @@ def simulate(
     inputs: Mapping[str, np.ndarray],
     target: str | Target | None = None,
 ) -> SimulationResult:
-    """Run a `Program` (or an assembly file) on the reference simulator (nnx-run)."""
+    """Run a `Program` (or an assembly file) on the reference simulator (nnx-run).
+    `target`: a target file or `Target`; default: the program's own target, else the
+    embedded default."""
     from nnx.sim.asm import read_program
     from nnx.sim.report import build_report
     from nnx.sim.simulator import Simulator
 
-    tgt = target if isinstance(target, Target) else load_target(target)
+    if isinstance(target, Target):
+        tgt = target
+    elif target is None and isinstance(program, Program) and program.target is not None:
+        tgt = program.target
+    else:
+        tgt = load_target(target)
     if isinstance(program, Program):
         with tempfile.TemporaryDirectory(prefix="nnx-sim-") as d:
             path = os.path.join(d, "prog.s")

@@ -142,3 +142,18 @@ def test_nnx_compile_has_the_pipeline_instrumentation(tmp_path, capsys):
     dumps = re.findall(r"// -----// IR Dump After ([\w-]+) //----- //", err)
     assert dumps == passes
     assert "chip.program" in err.split("IR Dump After lower-to-chip")[1]
+
+
+def test_a_program_runs_on_the_target_it_was_compiled_for():
+    """Compiled for tiny.toml (small caches: more tiles), simulated there by default;
+    the default target (other tiles, other timing) gives the same outputs in other cycles."""
+    tiny = ROOT / "test" / "passes" / "lower-to-chip" / "Inputs" / "tiny.toml"
+    prog = api.compile(MODEL, target=str(tiny), batch=1)
+    assert prog.target == api.load_target(str(tiny))
+    x = np.ones((1, 3, 16, 16), np.float32)
+    on_tiny = api.simulate(prog, {"image": x})
+    assert on_tiny.report["target"] == prog.target.name
+    assert api.simulate(prog, {"image": x}, target=str(tiny)).cycles == on_tiny.cycles
+    on_default = api.simulate(api.compile(MODEL, batch=1), {"image": x})
+    np.testing.assert_allclose(on_tiny.outputs["probs"], on_default.outputs["probs"], rtol=1e-5, atol=1e-6)
+    assert on_tiny.cycles != on_default.cycles
