@@ -55,21 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _shape_arg(spec: str) -> tuple[str, tuple[int, ...]]:
-    name, eq, dims = spec.rpartition("=")
-    if not eq or not name or not dims:
-        raise UsageError(f"--input-shape expects NAME=DIMS (e.g. x=1x3x224x224), got '{spec}'")
-    try:
-        shape = tuple(int(d) for d in dims.lower().replace(",", "x").split("x"))
-    except ValueError:
-        raise UsageError(f"--input-shape {name}: dims must be integers like 1x3x224x224, got '{dims}'") from None
-    if any(d < 1 for d in shape):
-        raise UsageError(f"--input-shape {name}: dims must be positive, got '{dims}'")
-    return name, shape
-
-
 def _main(argv: list[str]) -> int:
     from nnx import api
+    from nnx.importer.shapes import parse_input_shape
     from nnx.ir_io import module_to_text, write_text_atomically
     from nnx.plugins import load_pass_plugin
     from nnx.target import load_target
@@ -90,7 +78,7 @@ def _main(argv: list[str]) -> int:
         target = load_target(args.target)
     except OSError as e:
         raise UsageError(f"--target {args.target}: {e.strerror}") from None
-    shapes = dict(_shape_arg(s) for s in args.input_shape)
+    shapes = dict(parse_input_shape(s) for s in args.input_shape)  # as nnx-import
     module = api.import_onnx(args.model, shapes or None, args.batch)
     api.run_pipeline(
         module,
