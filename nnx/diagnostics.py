@@ -2,13 +2,18 @@
 
 A pass whose preconditions do not hold raises `PassError(message, op)`; nnx-opt (and
 every other driver) reports it as `FILE:LINE:COL: error: MESSAGE` at the op's
-location and exits 1, never with a traceback (DESIGN.md, "Passes").
+location and exits 1, never with a traceback (nnx/pipeline.py, nnx/cli.py).
 
 Passes may also emit non-fatal diagnostics with `emit_warning(op, msg)` and
 `emit_remark(op, msg)`. They go to the innermost handler installed with
 `diagnostic_handler(...)` (nnx-opt installs one to match them against
 `// expected-warning {{...}}` under `--verify-diagnostics`); without a handler they
 are printed to stderr.
+
+`--verify-diagnostics` (nnx-opt): `collect_expected(text)` reads the
+`// expected-error {{...}}` comments of an input (`@+N`, `@-N`, `@above`, `@below`,
+`@unknown`, a count), and `check_expected(diags, expected, file)` lists every
+diagnostic that was not expected and every expectation that was not produced.
 
 Locations: `op_location(op)` gives `(file, line, col)` from the op's
 `FileLineColLoc` (also inside a `NameLoc`, `FusedLoc` or `CallSiteLoc`), falling back
@@ -19,6 +24,7 @@ explicit `loc(...)` the `FileLineColLoc` of where it was parsed, as MLIR does.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import weakref
 from collections.abc import Callable, Iterator
@@ -173,3 +179,89 @@ def diagnostic_at(
         return Diagnostic(severity, message, default_file)
     file, line, col = loc
     return Diagnostic(severity, message, file, line, col)
+
+
+# --------------------------------------------------------------------------------------
+# --verify-diagnostics
+# --------------------------------------------------------------------------------------
+
+_EXPECTED_RE = re.compile(
+    r"expected-(error|warning|remark|note)(@[+-]\d+|@above|@below|@unknown)?"
+    r"\s*(\d+)?\s*\{\{(.*?)\}\}"
+)
+
+
+@dataclass
+class Expected:
+    """One `// expected-SEVERITY@WHERE COUNT {{MESSAGE}}` comment: the diagnostic it
+    expects (on `line`, None for @unknown), where the comment is, how many are left."""
+
+    severity: str
+    line: int | None  # None: @unknown
+    message: str
+    comment_line: int
+    comment_col: int
+    count: int = 1
+
+
+def collect_expected(text: str, line_offset: int) -> list[Expected]:
+    """The expectations written in `text` (a chunk starting after `line_offset` lines)."""
+    out: list[Expected] = []
+    for i, src in enumerate(text.split("\n")):
+        if "expected-" not in src:
+            continue
+        comment = src.find("//")
+        if comment < 0:
+            continue
+        line = i + 1 + line_offset
+        for m in _EXPECTED_RE.finditer(src, comment):
+            where = m.group(2)
+            if where is None:
+                target: int | None = line
+            elif where == "@above":
+                target = line - 1
+            elif where == "@below":
+                target = line + 1
+            elif where == "@unknown":
+                target = None
+            else:
+                target = line + int(where[1:])
+            count = int(m.group(3)) if m.group(3) else 1
+            out.append(
+                Expected(m.group(1), target, m.group(4), line, m.start() + 1, count)
+            )
+    return out
+
+
+def check_expected(
+    diags: list[Diagnostic], expected: list[Expected], filename: str
+) -> list[str]:
+    """Errors (as lines) for unexpected diagnostics and expectations not produced."""
+    problems: list[str] = []
+    for d in diags:
+        hit = None
+        for e in expected:
+            if e.count <= 0 or e.severity != d.severity:
+                continue
+            if e.line is None:
+                if d.line is not None:
+                    continue
+            elif d.line != e.line or (d.file is not None and d.file != filename):
+                continue
+            if e.message in d.message:
+                hit = e
+                break
+        if hit is not None:
+            hit.count -= 1
+        else:
+            where = (
+                f"{d.file}:{d.line}:{d.col}" if d.line is not None else (d.file or filename)
+            )
+            problems.append(f"{where}: error: unexpected {d.severity}: {d.message}")
+    for e in expected:
+        if e.count > 0:
+            problems.append(
+                f"{filename}:{e.comment_line}:{e.comment_col}: error: expected "
+                f'{e.severity} "{e.message}" was not produced'
+            )
+    return problems

@@ -20,6 +20,7 @@ import bisect
 import io
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from typing import IO
 
@@ -41,7 +42,7 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 
 from nnx import diagnostics, resources
-from nnx.atomic_file import atomic_open
+from nnx.atomic_file import atomic_open, atomic_outputs
 
 
 class UserError(Exception):
@@ -309,10 +310,13 @@ def write_module(
     name = os.path.relpath(os.path.abspath(weights_path), ref_dir)
     if '"' in name or "\n" in name:
         raise UserError(f"{weights_path}: error: a weights file name may not contain quotes")
-    with atomic_open(weights_path, "wb") as wf:
-        write_text_atomically(
-            path, module_chunks(module, generic, debuginfo, ir_dir=ir_dir, weights=(wf, name))
-        )
+    if path == "-":
+        with atomic_open(weights_path, "wb") as wf:
+            _write_all(sys.stdout, module_chunks(module, generic, debuginfo, weights=(wf, name)))
+        return
+    with atomic_outputs([path, weights_path]) as (ir_tmp, weights_tmp):
+        with open(weights_tmp, "wb") as wf, open(ir_tmp, "w", encoding="utf-8") as f:
+            _write_all(f, module_chunks(module, generic, debuginfo, ir_dir=ir_dir, weights=(wf, name)))
 
 
 def write_text_atomically(path: str, chunks: Iterable[str] | str) -> None:

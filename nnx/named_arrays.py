@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
 
 import numpy as np
 
-from nnx.atomic_file import atomic_open
+from nnx.atomic_file import atomic_outputs
 
 
 class NamedArrayError(ValueError):
@@ -69,9 +68,9 @@ def write_outputs(directory: str, outputs: Mapping[str, np.ndarray]) -> None:
             )
         seen[f] = i
     try:
-        with ExitStack() as stack:
-            for f, arr in zip(files, outputs.values()):
-                fh = stack.enter_context(atomic_open(os.path.join(directory, f), "wb"))
-                np.save(fh, np.asarray(arr, order="C"), allow_pickle=False)  # 0-d stays 0-d
+        with atomic_outputs([os.path.join(directory, f) for f in files]) as temps:
+            for tmp, arr in zip(temps, outputs.values()):
+                with open(tmp, "wb") as fh:
+                    np.save(fh, np.asarray(arr, order="C"), allow_pickle=False)  # 0-d stays 0-d
     except OSError as e:
         raise NamedArrayError(f"{directory}: cannot write outputs: {e.strerror}") from None

@@ -3,27 +3,24 @@
     nnx-import MODEL.onnx -o OUT.mlir [--input-shape NAME=1x3x224x224 ...] [--batch N]
                [--const-input NAME=FILE.npy ...] [--print-op-generic] [--no-locations]
 
-`-o -` or no `-o` prints to stdout. Set NNX_DEBUG=1 to get the traceback of an
-internal error. A user mistake (bad or truncated file,
+`-o -` or no `-o` prints to stdout. A user mistake (bad or truncated file,
 unsupported op, unknown input name, malformed shape, dynamic dim left) ends in one
-line `nnx-import: error: ...` and exit 1; an internal error in one line and exit 2.
-No output file is written on failure.
+line `nnx-import: error: ...` and exit 1; an internal error in one line and exit 2
+(nnx/cli.py; NNX_DEBUG=1 adds the traceback). No output file is written on failure.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from nnx.cli import ArgumentParser, run_tool
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 1 (argparse's default is 2)
-        self.exit(1, f"{self.prog}: error: {message}\n")
+PROG = "nnx-import"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _ArgumentParser(
+    p = ArgumentParser(
         prog="nnx-import",
         description="Import an ONNX model into the nnx graph dialect.",
     )
@@ -96,56 +93,33 @@ def _load_const_input(spec: str):
     return name, value
 
 
-def main(argv: list[str] | None = None) -> int:
-    prog = "nnx-import"
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as e:
-        return int(e.code) if isinstance(e.code, int) else 1
-    try:
-        from nnx.importer import import_onnx
-        from nnx.importer.shapes import parse_input_shape
-        from nnx.ir_io import UserError, write_module
+def _main(argv: list[str]) -> int:
+    from nnx.importer import import_onnx
+    from nnx.importer.shapes import parse_input_shape
+    from nnx.ir_io import write_module
 
-        try:
-            shapes: dict[str, tuple[int, ...]] = {}
-            for spec in args.input_shape:
-                name, dims = parse_input_shape(spec)
-                shapes[name] = dims
-            consts = {}
-            for spec in args.const_input:
-                name, value = _load_const_input(spec)
-                consts[name] = value
-            module = import_onnx(args.model, shapes, args.batch, consts)
-            write_module(
-                module,
-                args.output,
-                weights_path=_weights_path(args, module),
-                generic=args.print_op_generic,
-                debuginfo=not args.no_locations,
-            )
-        except UserError as e:
-            msg = str(e).strip().splitlines()[0] if str(e).strip() else "invalid input"
-            print(f"{prog}: error: {msg}", file=sys.stderr)
-            return 1
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 1
-    except BaseException as e:  # noqa: BLE001 - never a traceback
-        if isinstance(e, SystemExit):
-            return int(e.code) if isinstance(e.code, int) else 1
-        if os.environ.get("NNX_DEBUG"):
-            raise
-        detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        print(
-            f"{prog}: internal error: {type(e).__name__}: {detail} (while importing "
-            f"'{args.model}'; please report it)",
-            file=sys.stderr,
-        )
-        return 2
+    args = _parser().parse_args(argv)
+    shapes: dict[str, tuple[int, ...]] = {}
+    for spec in args.input_shape:
+        name, dims = parse_input_shape(spec)
+        shapes[name] = dims
+    consts = {}
+    for spec in args.const_input:
+        name, value = _load_const_input(spec)
+        consts[name] = value
+    module = import_onnx(args.model, shapes, args.batch, consts)
+    write_module(
+        module,
+        args.output,
+        weights_path=_weights_path(args, module),
+        generic=args.print_op_generic,
+        debuginfo=not args.no_locations,
+    )
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_tool(PROG, _main, argv)
 
 
 if __name__ == "__main__":

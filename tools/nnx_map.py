@@ -1,4 +1,4 @@
-"""nnx-map: map a neuron topology onto a core mesh (seed 003).
+"""nnx-map: map a neuron topology onto a core mesh (docs/neuron-mapping.md).
 
     nnx-map INPUT -o MAP.npy --mesh WxH --capacity C [--seed S] [--trials N]
             [--report REPORT.json] [--plot FILE.png] [--algorithm nnx|seed]
@@ -6,24 +6,16 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
-
-class _UsageError(Exception):
-    pass
+from nnx.cli import ArgumentParser, run_tool
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 1 (not argparse's 2 + usage dump)
-        raise _UsageError(message)
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="nnx-map", description="Partition a neuron topology into core-sized "
-                "groups and place them on a many-core mesh (seed 003).")
+def _parser() -> ArgumentParser:
+    p = ArgumentParser(prog="nnx-map", description="Partition a neuron topology into core-sized "
+                "groups and place them on a many-core mesh (see docs/neuron-mapping.md).")
     p.add_argument("input", help="topology: nnx zip format or .npz with pre, post[, weight, size]")
     p.add_argument("-o", "--output", required=True, help="MAP.npy: int32 core (y*W+x) per neuron")
     p.add_argument("--mesh", required=True, help="core mesh WxH, e.g. 32x32")
@@ -46,23 +38,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from nnx.topology.format import TopologyFormatError
     from nnx.topology.partition import MappingError
 
-    try:
-        return _run(argv)
-    except _UsageError as e:
-        print(f"nnx-map: error: {e}", file=sys.stderr)
-    except (MappingError, TopologyFormatError, ValueError) as e:
-        print(f"nnx-map: error: {e}", file=sys.stderr)
-    except MemoryError:
-        print("nnx-map: error: out of memory", file=sys.stderr)
-    except OSError as e:
-        print(f"nnx-map: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
-    except KeyboardInterrupt:
-        print("nnx-map: interrupted", file=sys.stderr)
-        return 130
-    return 1
+    # ValueError: a malformed request the topology code rejects (e.g. parse_mesh)
+    return run_tool("nnx-map", _run, argv, extra_user_errors=(MappingError, ValueError))
 
 
 def _run(argv) -> int:
@@ -117,10 +96,10 @@ def _run(argv) -> int:
     times["total"] = time.perf_counter() - t0
     if args.plot:
         from nnx.topology.plot import plot_mapping
-        from nnx.topology.report import atomic_write
+        from nnx.atomic_file import atomic_path
 
-        atomic_write(args.plot, lambda tmp: plot_mapping(tmp, g, res.core, mesh_w, mesh_h,
-                                                          args.capacity))
+        with atomic_path(args.plot) as tmp:
+            plot_mapping(tmp, g, res.core, mesh_w, mesh_h, args.capacity)
     if args.report:
         rep = build_report(neurons=g.n, synapses=nsyn, groups=len(res.loads), evaluation=ev,
                            times=times, stats=res.stats, mesh=(mesh_w, mesh_h), seed=args.seed)

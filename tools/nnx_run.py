@@ -13,7 +13,8 @@ Without --interpret, nnx-run runs an assembly program on the reference simulator
 driver calls when present.
 
 Bad input (missing, unknown, mis-shaped or mistyped input, malformed IR, unreadable
-file) ends in one line on stderr and exit code 1; no output file is left behind.
+file) ends in one line on stderr and exit code 1, an internal error in one line and
+exit code 2 (nnx/cli.py); no output file is left behind.
 """
 
 from __future__ import annotations
@@ -50,21 +51,14 @@ _blas_threads()
 
 import numpy as np  # noqa: E402
 
-from nnx.named_arrays import NamedArrayError, load_inputs, write_outputs  # noqa: E402
+from nnx.cli import ArgumentParser, run_tool  # noqa: E402
+from nnx.named_arrays import load_inputs, write_outputs  # noqa: E402
 
 PROG = "nnx-run"
 
 
-class _Fail(Exception):
-    """A user mistake: printed as `nnx-run: error: MESSAGE`."""
-
-
-class _Done(Exception):
-    """A user mistake whose message is already a full diagnostic line."""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog=PROG,
         description="Run a model: interpret graph-dialect IR (--interpret) or "
         "simulate an assembly program.",
@@ -87,71 +81,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    return run_tool(PROG, _main, argv)
+
+
+def _main(argv: list[str]) -> int:
     if "--interpret" not in argv and not any(a == "-h" or a == "--help" for a in argv):
-        return _simulate(argv)
-    args = build_parser().parse_args(argv)
-    try:
-        return _interpret(args)
-    except (_Fail, NamedArrayError) as e:
-        print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
-    except _Done as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except MemoryError:
-        print(f"{PROG}: error: out of memory", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001 - never a traceback for the user
-        if os.environ.get("NNX_TRACEBACK"):
-            raise
-        msg = f"{type(e).__name__}: {e}".splitlines()[0]
-        print(f"{PROG}: internal error: {msg} (set NNX_TRACEBACK=1 for details)", file=sys.stderr)
-        return 2
+        from nnx.sim.cli import simulate_main
 
-
-def _simulate(argv: list[str]) -> int:
-    try:
-        from nnx.sim.cli import main as sim_main  # issue 3
-    except ImportError:
-        print(
-            f"{PROG}: error: the simulator mode is not available; use --interpret IN.mlir",
-            file=sys.stderr,
-        )
-        return 1
-    return int(sim_main(argv) or 0)
+        return simulate_main(argv)
+    return _interpret(build_parser().parse_args(argv))
 
 
 def _interpret(args: argparse.Namespace) -> int:
-    from xdsl.utils.exceptions import VerifyException
-
-    from nnx.interp.interpreter import (
-        InterpError,
-        find_function,
-        output_names,
-        run_function,
-    )
+    from nnx.interp.interpreter import InterpError, find_function, output_names, run_function
     from nnx.ir_io import UserError, read_module
+    from nnx.pipeline import verify
 
     inputs = load_inputs(args.input)
-    try:
-        module = read_module(args.file)
-    except UserError as e:
-        raise _Done(str(e).strip().splitlines()[0]) from None
-    try:
-        module.verify()
-    except VerifyException as e:
-        msg = str(e).splitlines()[0] if str(e) else "verification failed"
-        raise _Fail(f"{args.file}: invalid IR: {msg}") from None
-    except Exception as e:  # noqa: BLE001 - a verifier that crashes on bad IR
-        raise _Fail(f"{args.file}: invalid IR: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    module = read_module(args.file)
+    verify(module, args.file)
     try:
         func = find_function(module, args.function)
         results = run_function(func, inputs)
     except InterpError as e:
-        raise _Fail(f"{args.file}: {e}") from None
+        raise UserError(f"{args.file}: {e}") from None
     names = output_names(func)
     if args.output_dir:
         write_outputs(args.output_dir, dict(zip(names, results.values())))

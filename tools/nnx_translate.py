@@ -7,7 +7,8 @@ it). PROG.s gets the instructions, one per line; the values of every `chip.const
 go to the raw little-endian storage image PROG.data beside it (`.data` line with its
 size and crc32 in the header), never as decimal text. The program is checked against
 the target (`--target`, default: the embedded default): addresses within the caches
-and storage, units that exist. Errors are one line and exit 1; nothing is written then.
+and storage, units that exist. Errors are one line and exit 1 (nnx/cli.py); PROG.s and
+PROG.data are written together or not at all.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ import sys
 import numpy as np
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 1
-        self.exit(1, f"{self.prog}: error: {message}\n")
+from nnx.cli import ArgumentParser, run_tool
+
+PROG = "nnx-translate"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _ArgumentParser(prog="nnx-translate", description="Translate chip-dialect IR to nnx assembly.")
+    p = ArgumentParser(prog=PROG, description="Translate chip-dialect IR to nnx assembly.")
     p.add_argument("input", metavar="IN.mlir", help="chip-dialect IR ('-' for stdin)")
     p.add_argument("--to-asm", action="store_true", required=True, help="emit the assembly text")
     p.add_argument("-o", "--output", metavar="PROG.s", default="-", help="output file ('-' = stdout)")
@@ -41,9 +42,18 @@ def data_file_name(asm_path: str) -> str:
 
 def translate(module, asm_path: str, target):
     """(assembly text, data bytes or None) of the chip.program in `module`."""
+    from nnx.sim.asm import format_program
+
+    prog, data = build_program(module, asm_path, target)
+    return format_program(prog), data
+
+
+def build_program(module, asm_path: str, target):
+    """(nnx.sim.asm.Program, data bytes or None) of the chip.program in `module`;
+    the program's `.data` segment names the data file beside `asm_path`."""
     from nnx.dialects.chip import ConstOp, InputOp, OutputOp, ProgramOp, check_program
     from nnx.ir_io import UserError
-    from nnx.sim.asm import DataSegment, Program, Symbol, crc32_of, format_program
+    from nnx.sim.asm import DataSegment, Program, Symbol, crc32_of
 
     programs = [op for op in module.walk() if isinstance(op, ProgramOp)]
     if len(programs) != 1:
@@ -77,47 +87,38 @@ def translate(module, asm_path: str, target):
             image[a - lo : a - lo + len(b)] = b
         data = bytes(image)
         prog.data.append(DataSegment(data_file_name(asm_path), lo, len(data), crc32_of(data)))
-    return format_program(prog), data
+    return prog, data
+
+
+def _main(argv: list[str]) -> int:
+    from nnx.api import Program
+    from nnx.ir_io import UserError, read_module
+    from nnx.pipeline import verify
+    from nnx.target import load_target
+
+    args = _parser().parse_args(argv)
+    target = load_target(args.target)
+    module = read_module(args.input)
+    verify(module, args.input)
+    try:
+        prog, data = build_program(module, args.output, target)
+    except UserError as e:
+        raise UserError(f"{args.input}: error: {e}") from None
+    program = Program(prog, data)
+    if args.output == "-":
+        if data is not None:
+            raise UserError(
+                "the program has constants: give -o PROG.s so that PROG.data can be "
+                "written beside it"
+            )
+        sys.stdout.write(program.asm)
+        return 0
+    program.save(args.output)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nnx.ir_io import UserError, read_module, write_text_atomically
-    from nnx.target import TargetError, load_target
-
-    args = _parser().parse_args(argv)
-    try:
-        target = load_target(args.target)
-        module = read_module(args.input)
-        try:
-            module.verify()
-        except Exception as e:  # noqa: BLE001 - a VerifyException is the user's
-            raise UserError(f"{args.input}: error: {str(e).splitlines()[0]}") from None
-        try:
-            text, data = translate(module, args.output, target)
-        except UserError as e:
-            raise UserError(f"{args.input}: error: {e}") from None
-        if data is not None:
-            if args.output == "-":
-                raise UserError("nnx-translate: error: the program has constants: give -o PROG.s so that PROG.data can be written beside it")
-            dpath = os.path.join(os.path.dirname(os.path.abspath(args.output)), data_file_name(args.output))
-            tmp = dpath + ".tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            try:
-                write_text_atomically(args.output, text)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-            os.replace(tmp, dpath)
-        else:
-            write_text_atomically(args.output, text)
-    except (UserError, TargetError) as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"nnx-translate: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return run_tool(PROG, _main, argv)
 
 
 if __name__ == "__main__":

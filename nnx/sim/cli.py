@@ -3,35 +3,26 @@
 
 Also runnable as `python -m nnx.sim.cli ...`. Every problem (malformed assembly, an
 address outside a cache, a deadlock, a bad input file) is one line on stderr and exit
-status 1; output files are only written after a successful run, each atomically.
+status 1, an internal error one line and exit 2 (nnx/cli.py); the output files are
+only written after a successful run, all of them or none.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from nnx.atomic_file import atomic_outputs
+from nnx.cli import ArgumentParser, run_tool
+from nnx.named_arrays import load_inputs, write_outputs
+from nnx.sim.asm import read_program
+from nnx.target import load_target
 
-from nnx.atomic_file import atomic_open
-from nnx.named_arrays import NamedArrayError, load_inputs, write_outputs
-
-from nnx.sim.asm import AsmError, read_program
-from nnx.sim.memory import SimError
-from nnx.target import TargetError, load_target
-
-
-class _Usage(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise _Usage(message)
+PROG = "nnx-run"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="nnx-run", description="Run an nnx assembly program on the reference simulator.")
+    p = ArgumentParser(prog="nnx-run", description="Run an nnx assembly program on the reference simulator.")
     p.add_argument("program", help="the assembly program (PROG.s)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="value of a program input (repeat per input)")
@@ -43,60 +34,39 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _atomic_write(path: str, write) -> None:
-    with atomic_open(path, "wb") as f:
-        write(f)
-
-
-def run(argv: list[str] | None = None) -> int:
+def simulate_main(argv: list[str]) -> int:
+    """The simulator mode of nnx-run (errors propagate to nnx.cli.run_tool)."""
     from nnx.sim.report import build_report, report_json
     from nnx.sim.simulator import Simulator
     from nnx.sim.trace import build_trace, trace_json
 
-    try:
-        args = _parser().parse_args(argv)
-        target = load_target(args.target)
-        inputs = load_inputs(args.input)
-        program = read_program(args.program)
-        sim = Simulator(program, target, record_events=True)
-        try:
-            result = sim.run(inputs)
-        except SimError as e:
-            raise _Usage(e.msg) from None
-        report = build_report(result, target, samples=max(2, args.samples))
+    args = _parser().parse_args(argv)
+    target = load_target(args.target)
+    inputs = load_inputs(args.input)
+    program = read_program(args.program)
+    result = Simulator(program, target, record_events=True).run(inputs)
+    report = build_report(result, target, samples=max(2, args.samples))
+    files: dict[str, str] = {}
+    if args.report:
+        files[args.report] = report_json(report)
+    if args.trace:
+        files[args.trace] = trace_json(build_trace(result, target, report))
+    with atomic_outputs(list(files)) as temps:
+        for tmp, text in zip(temps, files.values()):
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)
-        if args.report:
-            text = report_json(report).encode()
-            _atomic_write(args.report, lambda f: f.write(text))
-        if args.trace:
-            text = trace_json(build_trace(result, target, report)).encode()
-            _atomic_write(args.trace, lambda f: f.write(text))
-    except (_Usage, NamedArrayError) as e:
-        print(f"nnx-run: error: {e}", file=sys.stderr)
-        return 1
-    except (AsmError, TargetError) as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"nnx-run: error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except MemoryError:
-        print("nnx-run: error: out of memory", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001 - never a traceback for the user
-        if os.environ.get("NNX_TRACEBACK"):
-            raise
-        msg = f"{type(e).__name__}: {e}".splitlines()[0]
-        print(f"nnx-run: internal error: {msg} (set NNX_TRACEBACK=1 for details)", file=sys.stderr)
-        return 2
     return 0
 
 
+def run(argv: list[str] | None = None) -> int:
+    """`nnx-run PROG.s ...` with nnx's one error path; the exit status."""
+    return run_tool(PROG, simulate_main, argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    return run(sys.argv[1:] if argv is None else argv)
+    return run(argv)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from nnx.atomic_file import atomic_path
+from nnx.atomic_file import atomic_open
 
 
 def peak_rss_bytes() -> int:
@@ -17,28 +17,17 @@ def peak_rss_bytes() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
-def atomic_write(path: str, write) -> None:
-    """Call ``write(tmp_path)`` then rename onto ``path``; nothing is left behind
-    on failure."""
-    with atomic_path(path) as tmp:
-        write(tmp)
-
-
 def save_npy(path: str, arr: np.ndarray) -> None:
-    def w(tmp):
-        with open(tmp, "wb") as f:
-            np.save(f, arr)
-
-    atomic_write(path, w)
+    """Write ``arr`` as .npy to ``path``, whole or not at all."""
+    with atomic_open(path, "wb") as f:
+        np.save(f, arr)
 
 
 def save_json(path: str, obj: dict) -> None:
-    def w(tmp):
-        with open(tmp, "w") as f:
-            json.dump(obj, f, indent=2)
-            f.write("\n")
-
-    atomic_write(path, w)
+    """Write ``obj`` as indented JSON to ``path``, whole or not at all."""
+    with atomic_open(path, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
 
 
 def build_report(*, neurons: int, synapses: int, groups: int, evaluation: dict,

@@ -422,7 +422,7 @@ def test_print_pipeline(capsys):
     "args, message",
     [
         (["missing.onnx"], "missing.onnx"),
-        (["{model}", "--input-shape", "image=1xAx3"], "--input-shape image"),
+        (["{model}", "--input-shape", "image=1xAx3"], "--input-shape 'image=1xAx3'"),
         (["{model}", "--pipeline", "builtin.module(nope)"], "unknown pass 'nope'"),
         (["{model}", "--pipeline", "canonicalize(("], "--pipeline"),
         (["{model}", "--sparsify", "weight-threshold=abc"], "sparsify"),

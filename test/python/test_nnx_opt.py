@@ -7,6 +7,7 @@ The lit suite (test/tools/nnx-opt/) checks the IR effects and messages in detail
 from __future__ import annotations
 
 import dataclasses
+import re
 import os
 import shutil
 import struct
@@ -171,7 +172,7 @@ def test_every_registered_pass_is_a_frozen_dataclass() -> None:
 
 
 def test_pipeline_parser_shapes() -> None:
-    from nnx.tools.nnx_opt import AnchorNode, PassNode, parse_pipeline_text, pipeline_to_text
+    from nnx.pipeline import AnchorNode, PassNode, parse_pipeline_text, pipeline_to_text
 
     nodes = parse_pipeline_text("builtin.module(a{x=1 y=true},func.func(b, c{s=\"q}\"}),d)")
     assert isinstance(nodes[0], PassNode) and nodes[0].options == "x=1 y=true"
@@ -186,7 +187,7 @@ def test_pipeline_parser_shapes() -> None:
 
 def test_verify_diagnostics_matching() -> None:
     from nnx.diagnostics import Diagnostic
-    from nnx.tools.nnx_opt import check_expected, collect_expected
+    from nnx.diagnostics import check_expected, collect_expected
 
     text = (
         "x\n"
@@ -298,3 +299,96 @@ def test_fold_constants_keeps_interpreter_outputs(max_elements: int) -> None:
     assert list(before) == list(after)
     for name in before:
         np.testing.assert_array_equal(before[name], after[name])
+
+
+# ---- nnx/pipeline.py on its own (what nnx-opt, nnx-compile and nnx.api share) ------------
+
+
+def test_split_pass_flags() -> None:
+    from nnx.pipeline import split_pass_flags
+
+    argv, flags = split_pass_flags(
+        ["-split-input-file", "--canonicalize", "-graph-fold-constants='max-elements=8'",
+         "in.mlir", "--", "-dce"],
+        {"split-input-file", "pass-pipeline"},
+        {"canonicalize", "graph-fold-constants", "dce"},
+    )
+    assert argv == ["--split-input-file", "in.mlir", "--", "-dce"]
+    assert flags == ["canonicalize", "graph-fold-constants{max-elements=8}"]
+
+
+def _failing_pass(kind: str):
+    from xdsl.passes import ModulePass
+
+    from nnx.diagnostics import PassError
+
+    @dataclasses.dataclass(frozen=True)
+    class Failing(ModulePass):
+        name = "test-failing"
+
+        def apply(self, ctx, op) -> None:
+            relu = next(o for o in op.walk() if o.name == "graph.relu")
+            if kind == "precondition":
+                raise PassError("graph.relu: not supported here", relu)
+            raise ZeroDivisionError("a bug")
+
+    return Failing
+
+
+@pytest.mark.parametrize("kind", ["precondition", "bug"])
+def test_pipeline_run_reports_failures(kind: str, monkeypatch) -> None:
+    from nnx import ir_io
+    from nnx.passes import registry
+    from nnx.pipeline import PassFailure, Pipeline
+
+    monkeypatch.setitem(registry.ALL_PASSES, "test-failing", lambda: _failing_pass(kind))
+    module = ir_io.parse_module_text(GOOD, "good.mlir")
+    pipeline = Pipeline.parse("builtin.module(canonicalize,func.func(test-failing))")
+    assert pipeline.pass_names() == ["canonicalize", "test-failing"]
+    if kind == "precondition":
+        with pytest.raises(PassFailure) as info:
+            pipeline.run(module, filename="good.mlir")
+        d = info.value.diagnostic
+        assert (d.file, d.line, d.col) == ("good.mlir", 4, 3)
+        assert str(info.value) == "good.mlir:4:3: error: 'graph.relu' op not supported here"
+    else:  # a bug stays a bug (the tools report it as an internal error), with the pass named
+        with pytest.raises(ZeroDivisionError) as info:
+            pipeline.run(module, filename="good.mlir")
+        assert info.value.__notes__ == ["in pass 'test-failing'"]
+
+
+def test_pipeline_run_verifies_after_each_pass_and_dumps(monkeypatch) -> None:
+    import io
+
+    from xdsl.passes import ModulePass
+
+    from nnx import ir_io
+    from nnx.passes import registry
+    from nnx.pipeline import PassFailure, Pipeline, RunOptions
+
+    @dataclasses.dataclass(frozen=True)
+    class BreakIR(ModulePass):
+        """Removes the function's terminator: the IR no longer verifies."""
+
+        name = "test-break-ir"
+
+        def apply(self, ctx, op) -> None:
+            ret = next(o for o in op.walk() if o.name == "func.return")
+            ret.detach()
+            ret.erase(safe_erase=False)
+
+    monkeypatch.setitem(registry.ALL_PASSES, "test-break-ir", lambda: BreakIR)
+    module = ir_io.parse_module_text(GOOD, "good.mlir")
+    out = io.StringIO()
+    opts = RunOptions(print_ir_before_all=True, time_passes=True, stream=out)
+    with pytest.raises(PassFailure) as info:
+        Pipeline.parse("canonicalize,test-break-ir").run(module, filename="good.mlir",
+                                                             options=opts)
+    assert "(after pass 'test-break-ir')" in str(info.value)
+    assert str(info.value).startswith("good.mlir:")
+    text = out.getvalue()
+    assert text.count("// -----// IR Dump Before") == 2
+    assert re.search(r"^canonicalize: [0-9.]+ s$", text, re.M)
+    # without verification the broken IR goes through
+    module = ir_io.parse_module_text(GOOD, "good.mlir")
+    Pipeline.parse("test-break-ir").run(module, options=RunOptions(verify_each=False))
