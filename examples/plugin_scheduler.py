@@ -110,14 +110,10 @@ def _check_unsynchronised(program) -> None:
 
 
 def _dependencies(program) -> list[list[int]]:
-    try:
-        from nnx.lowering.deps import instruction_dependencies
-    except ImportError:
-        raise PassError(
-            "this scheduler needs nnx.lowering.deps (the chip-lower/chip-allocate/"
-            "chip-schedule/chip-sync passes)", program
-        ) from None
-    return [list(p) for p in instruction_dependencies(program)]
+    """Per instruction (block position), the positions it must follow."""
+    from nnx.lowering.deps import instruction_dependencies
+
+    return [list(p) for p in instruction_dependencies(program).preds]
 
 
 @dataclass(frozen=True)
