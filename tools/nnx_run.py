@@ -113,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _simulate(argv: list[str]) -> int:
+    from nnx.sim.mesh_cli import main as mesh_main, wants_mesh
+
+    if wants_mesh(argv):  # a mesh program (`.mesh WxH`): the multi-core simulator
+        return int(mesh_main(argv) or 0)
     try:
         from nnx.sim.cli import main as sim_main  # issue 3
     except ImportError:
