@@ -317,3 +317,34 @@ def test_nnx_run_errors_leave_no_files(tmp_path, capsys):
     assert err.strip() == (f"{tmp_path / 'p.s'}:5: error: SEND of core 0 -> core 1 tag 't' has no matching "
                            "RECV on core 1 (core 1 has no .core section)")
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_compiled_single_core_program_runs_unchanged_as_one_core_of_a_mesh(tmp_path):
+    """Differential: the single-core program `nnx-compile` writes for examples/tiny_cnn.onnx,
+    placed as core 5 of a 4x4 mesh, gives the same outputs, and the core's own cycles
+    (from its start after the off-chip load) equal the single-core run's."""
+    import subprocess
+    import sys
+
+    root = os.path.join(HERE, "..", "..")
+    exe = os.path.join(os.path.dirname(sys.executable), "nnx-compile")
+    subprocess.run([exe, os.path.join(root, "examples", "tiny_cnn.onnx"), "--batch", "1",
+                    "-o", str(tmp_path / "p.s")], check=True, capture_output=True)
+    single_text = (tmp_path / "p.s").read_text()
+    single = parse_program(single_text, str(tmp_path / "p.s"))
+    x = np.random.default_rng(5).standard_normal(single.inputs[0].tile.shape).astype(np.float32)
+    name = single.inputs[0].name
+    one = Simulator(single, load_target()).run({name: x})
+
+    (tmp_path / "m.s").write_text(".mesh 4x4\n.core 5\n" + single_text)
+    mesh = MeshSimulator(parse_mesh_program((tmp_path / "m.s").read_text(), str(tmp_path / "m.s")), load_target())
+    r = mesh.run({name: x})
+    assert set(r.outputs) == set(one.outputs)
+    for k in one.outputs:
+        np.testing.assert_array_equal(r.outputs[k], one.outputs[k])
+    st = r.cores[5]
+    assert st.start == r.load_cycles > 0
+    assert st.end - st.start == one.cycles
+    assert st.unit_busy == one.unit_busy
+    assert r.offchip_bytes["weights"] == sum(seg.size for seg in single.data)
+    assert r.cycles == r.store_cycles > st.end and r.noc_bytes == 0
