@@ -348,3 +348,22 @@ def test_a_compiled_single_core_program_runs_unchanged_as_one_core_of_a_mesh(tmp
     assert st.unit_busy == one.unit_busy
     assert r.offchip_bytes["weights"] == sum(seg.size for seg in single.data)
     assert r.cycles == r.store_cycles > st.end and r.noc_bytes == 0
+
+
+def test_a_unit_the_core_lacks_is_refused_with_its_line():
+    text = ".mesh 2x2\n.core 0\n.storage 16\n.text\nDAU1 SEND @1:t <- S:0x0<4xf32>\n.core 1\n.storage 16\n.text\nDAU0 RECV S:0x0<4xf32> <- @0:t\n"
+    with pytest.raises(AsmError, match=r"^<mesh>:5: error: unit DAU1 does not exist in the target"):
+        run(text)
+
+
+def test_missing_and_misshaped_inputs():
+    from nnx.sim.memory import SimError
+
+    text = ".mesh 2x2\n.core 0\n.storage 16\n.input x S:0x0<4xf32>\n.text\n.core 2\n.storage 16\n.input x S:0x0<4xf32>\n.text\n"
+    with pytest.raises(SimError, match="missing --input for x"):
+        run(text, {})
+    with pytest.raises(SimError, match="input 'x' has shape 3, the program expects 4"):
+        run(text, {"x": np.zeros(3, np.float32)})
+    r = run(text, {"x": np.ones(4, np.float32)})
+    # each holder gets a copy: 16 bytes each from the shared off-chip memory
+    assert r.offchip_bytes["inputs"] == 32
