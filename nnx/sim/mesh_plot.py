@@ -34,7 +34,10 @@ def mesh_image(width: int, height: int, core_util: dict[int, float],
         y0, x0 = gap + y * pitch, gap + x * pitch
         img[y0 : y0 + cell, x0 : x0 + cell] = _ramp(np.array(core_util.get(c, 0.0)), (150, 0, 0))
     half = max(1, cell // 2)
-    for (a, b), u in link_util.items():
+    links = [(c, c + d) for c in range(width * height) for d in (1, -1, width, -width)
+             if 0 <= c + d < width * height and (abs(d) == width or (c + d) // width == c // width)]
+    for a, b in links:
+        u = link_util.get((a, b), 0.0)
         ax, ay, bx, by = a % width, a // width, b % width, b // width
         col = _ramp(np.array(u), (0, 0, 160))
         if ay == by:  # horizontal link in the gap right of min(ax, bx)

@@ -78,6 +78,8 @@ class MeshRunResult:
     bytes_moved: dict[str, int]
     macs: int
     macs_skipped: int
+    #: per used link, its busy intervals (start, end) in cycles (recorded with events)
+    link_busy: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
 
 
 class _Core:
@@ -310,6 +312,7 @@ class MeshSimulator:
             bytes_moved=moved,
             macs=int(macs),
             macs_skipped=int(dense - macs),
+            link_busy={k: list(zip(b.starts, b.ends)) for k, b in noc.busy.items()} if self.record_events else {},
         )
 
     def _check_deadlock(self, cores: list[_Core]) -> None:

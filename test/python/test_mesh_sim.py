@@ -304,7 +304,9 @@ def test_nnx_run_writes_report_trace_and_plot(tmp_path, capsys):
     assert rep["cores"]["1"]["units"]["MPU0"]["busy_cycles"] == 16 + M * K * 16 // 1024
     trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     procs = {e["args"]["name"] for e in trace if e["name"] == "process_name"}
-    assert procs == {"core 0", "core 1"}
+    assert procs == {"core 0", "core 1", "NoC"}
+    links = [e for e in trace if e.get("cat") == "NoC"]
+    assert len(links) == 1 and links[0]["args"]["cycles"] == 32  # 512 bytes over 16 bytes/cycle
     assert any(e["name"] == "RECV" and e["pid"] == 1 for e in trace)
     assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -367,3 +369,16 @@ def test_missing_and_misshaped_inputs():
     r = run(text, {"x": np.ones(4, np.float32)})
     # each holder gets a copy: 16 bytes each from the shared off-chip memory
     assert r.offchip_bytes["inputs"] == 32
+
+
+def test_heatmap_colours_busy_cores_and_loaded_links():
+    from nnx.sim.mesh_plot import mesh_image
+
+    img = mesh_image(2, 2, {0: 1.0, 3: 0.0}, {(0, 1): 1.0}, cell=9)
+    gap, pitch = 3, 12
+    assert tuple(img[gap + 4, gap + 4]) == (150, 0, 0)  # core 0 fully busy: dark red
+    assert tuple(img[gap + pitch + 4, gap + pitch + 4]) == (255, 255, 255)  # core 3 idle
+    # link 0->1 (east-bound): first half of the gap between columns 0 and 1 of row 0
+    assert tuple(img[gap + 1, gap + 9 + 1]) == (0, 0, 160)
+    # link 1->0 unused: its half of the gap stays white
+    assert tuple(img[gap + 4 + 2, gap + 9 + 1]) == (255, 255, 255)
