@@ -278,7 +278,7 @@ indices_per_cycle = 64
 index_forms = ["direct", "stride"]
 latency_cycles = 2
 
-[mesh]                           # many-core arrangement for seed 003 (not simulated)
+[mesh]                           # the core mesh of mesh programs (docs/mesh.md)
 width = 4
 height = 4
 core_memory_bytes = 3145728

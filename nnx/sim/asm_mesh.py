@@ -33,12 +33,13 @@ from nnx.sim.asm import (
     AsmError,
     DataSegment,
     Program,
+    _LineError,
     _strip_comment,
     format_instr,
     parse_program,
+    parse_tile,
 )
 from nnx.sim.isa import Instr, Tile
-from nnx.sim.asm import parse_tile, _LineError
 from nnx.sim.isa_mesh import (
     MESH_MNEMONICS,
     SEND,
