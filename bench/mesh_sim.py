@@ -9,7 +9,16 @@ single-core simulator, with each RECV a LOAD and each SEND a STORE.
 
 Prints wall times (assembly and run separately), microseconds per instruction and the
 ratio mesh / single-core; also NoC bytes and simulated cycles.
-Usage: .venv/bin/python bench/mesh_sim.py [TILES]   (default 20)
+
+With `--model resnet18` (a name of bench/models.py, or an .onnx path): the model is
+compiled for one core of targets/mesh.toml (`nnx-compile --target targets/mesh.toml`),
+then run as whole processes by `nnx-run` as a single-core program and as the only core
+of a 1 x 1 mesh (the same core with a core memory large enough for the whole model),
+against an onnxruntime process; prints the wall-time ratios and checks that both
+simulators give identical outputs and the same core cycles.
+
+Usage: .venv/bin/python bench/mesh_sim.py [TILES]            (default 20)
+       .venv/bin/python bench/mesh_sim.py --model resnet18
 """
 
 from __future__ import annotations
@@ -76,7 +85,67 @@ def programs(tiles: int, w: int, h: int) -> tuple[str, str]:
     return "\n".join(mesh) + "\n", "\n".join(single) + "\n"
 
 
+ORT = """
+import sys, numpy as np, onnxruntime as ort
+s = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
+s.run(None, {s.get_inputs()[0].name: np.load(sys.argv[2])})
+"""
+
+
+def model_run(model: str) -> None:
+    import json
+    import subprocess
+    import tempfile
+
+    import numpy as np
+    import onnx
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import models
+
+    path = Path(model) if model.endswith(".onnx") else models.get(model)
+    bindir = Path(sys.executable).parent
+    mesh_toml = ROOT / "targets" / "mesh.toml"
+    with tempfile.TemporaryDirectory() as d:
+        w = Path(d)
+        subprocess.run([bindir / "nnx-compile", path, "--batch", "1", "-o", w / "p.s", "--target", mesh_toml],
+                       check=True)
+        inp = onnx.load(str(path), load_external_data=False).graph.input[0]
+        shape = [max(1, x.dim_value) for x in inp.type.tensor_type.shape.dim]
+        np.save(w / "x.npy", np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+        text = mesh_toml.read_text().replace("width = 16", "width = 1").replace("height = 16", "height = 1")
+        text = text.replace("core_memory_bytes = 2097152", f"core_memory_bytes = {1 << 30}")
+        (w / "m1.toml").write_text(text)
+        (w / "m.s").write_text(".mesh 1x1\n.core 0\n" + (w / "p.s").read_text())
+
+        def timed(cmd: list) -> float:
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True)
+            return time.perf_counter() - t
+
+        run = [bindir / "nnx-run"]
+        t_single = timed(run + [w / "p.s", "--input", f"{inp.name}={w / 'x.npy'}", "--target", mesh_toml,
+                                "--output-dir", w / "o1", "--report", w / "r1.json"])
+        t_mesh = timed(run + [w / "m.s", "--input", f"{inp.name}={w / 'x.npy'}", "--target", w / "m1.toml",
+                              "--output-dir", w / "o2", "--report", w / "r2.json"])
+        t_ort = timed([sys.executable, "-c", ORT, path, w / "x.npy"])
+        r1, r2 = json.loads((w / "r1.json").read_text()), json.loads((w / "r2.json").read_text())
+        core = r2["cores"]["0"]
+        same = all(np.array_equal(np.load(f), np.load(w / "o2" / f.name)) for f in (w / "o1").iterdir())
+        print(f"{path.name}: {r1['instructions']} instructions, {r1['cycles']} cycles on one mesh core")
+        print(f"whole process: nnx-run single-core {t_single:.2f} s, nnx-run 1x1 mesh {t_mesh:.2f} s, "
+              f"onnxruntime {t_ort:.2f} s")
+        print(f"ratio mesh simulator / single-core simulator: {t_mesh / t_single:.2f}x")
+        print(f"ratio mesh simulator / onnxruntime: {t_mesh / t_ort:.1f}x")
+        print(f"outputs identical: {same}; core cycles equal: "
+              f"{core['end_cycle'] - core['start_cycle'] == r1['cycles']}; "
+              f"weight load: {r2['weight_load_cycles']} cycles for {r2['offchip']['weight_bytes']} bytes")
+
+
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--model":
+        model_run(sys.argv[2])
+        return
     tiles = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     target = load_target("mesh")
     mesh_text, single_text = programs(tiles, target.mesh.width, target.mesh.height)
