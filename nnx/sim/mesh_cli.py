@@ -104,20 +104,28 @@ def run(argv: list[str]) -> int:
         except SimError as e:
             raise _Usage(e.msg) from None
         report = build_mesh_report(result, target)
-        if args.output_dir:
-            write_outputs(args.output_dir, result.outputs)
-        if args.report:
-            _atomic_write(args.report, report_json(report).encode())
-        if args.trace:
-            _atomic_write(args.trace, trace_json(build_mesh_trace(result, target)).encode())
-        if args.plot:
-            tmp = args.plot + ".tmp.png"
-            mesh = target.mesh
-            cyc = max(result.cycles, 1)
-            plot_mesh(tmp, mesh.width, mesh.height,
-                      {c: max(st.unit_busy.values(), default=0) / cyc for c, st in result.cores.items()},
-                      {k: v / cyc for k, v in result.link_cycles.items()})
-            os.replace(tmp, args.plot)
+        # everything is built before the first file is written: no partial outputs
+        report_text = report_json(report).encode() if args.report else b""
+        trace_text = trace_json(build_mesh_trace(result, target)).encode() if args.trace else b""
+        plot_tmp = args.plot + ".tmp.png" if args.plot else None
+        try:
+            if plot_tmp:
+                mesh = target.mesh
+                cyc = max(result.cycles, 1)
+                plot_mesh(plot_tmp, mesh.width, mesh.height,
+                          {c: max(st.unit_busy.values(), default=0) / cyc for c, st in result.cores.items()},
+                          {k: v / cyc for k, v in result.link_cycles.items()})
+            if args.output_dir:
+                write_outputs(args.output_dir, result.outputs)
+            if args.report:
+                _atomic_write(args.report, report_text)
+            if args.trace:
+                _atomic_write(args.trace, trace_text)
+            if plot_tmp:
+                os.replace(plot_tmp, args.plot)
+        finally:
+            if plot_tmp and os.path.exists(plot_tmp):
+                os.unlink(plot_tmp)
     except (_Usage, NamedArrayError) as e:
         print(f"nnx-run: error: {e}", file=sys.stderr)
         return 1
