@@ -90,9 +90,21 @@ class _Busy:
         return None
 
     def add(self, a: int, b: int) -> None:
+        """Reserve the free interval [a, b), merging it with busy neighbours that touch
+        it (back-to-back messages then cost one interval to skip, not one each)."""
         i = bisect.bisect_left(self.starts, a)
-        self.starts.insert(i, a)
-        self.ends.insert(i, b)
+        starts, ends = self.starts, self.ends
+        if i > 0 and ends[i - 1] == a:
+            if i < len(starts) and starts[i] == b:
+                ends[i - 1] = ends[i]
+                del starts[i], ends[i]
+            else:
+                ends[i - 1] = b
+        elif i < len(starts) and starts[i] == b:
+            starts[i] = a
+        else:
+            starts.insert(i, a)
+            ends.insert(i, b)
 
 
 @dataclass

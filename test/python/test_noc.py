@@ -88,3 +88,17 @@ def test_reservations_never_overlap_on_random_traffic():
         ivs.sort()
         for (a0, b0), (a1, b1) in zip(ivs, ivs[1:]):
             assert b0 <= a1
+
+
+def test_back_to_back_reservations_merge_and_gaps_stay_usable():
+    noc = Noc(2, 1, hop_latency=0, link_bytes_per_cycle=1)
+    for k in range(100):  # 100 messages of 10 cycles, back to back from 0
+        assert noc.transfer(0, 1, 10, ready=0) == (10 * k, 10 * k + 10)
+    busy = noc.busy[(0, 1)]
+    assert busy.starts == [0] and busy.ends == [1000]
+    assert noc.transfer(0, 1, 5, ready=2000) == (2000, 2005)
+    assert noc.transfer(0, 1, 5, ready=1990) == (1990, 1995)  # the gap before 2000
+    assert noc.transfer(0, 1, 5, ready=1990) == (1995, 2000)  # exactly fills it: merged
+    assert busy.starts == [0, 1990] and busy.ends == [1000, 2005]
+    assert noc.transfer(0, 1, 20, ready=500) == (1000, 1020)  # first gap after 500
+    assert busy.starts == [0, 1990] and busy.ends == [1020, 2005]
