@@ -19,8 +19,9 @@ nnx/sim/noc.py and share the off-chip memory of nnx/sim/offchip.py:
 * **Program end.** When a core's units are done its graph outputs stream out to
   the off-chip memory (shared bandwidth again). `cycles` is the last of these ends.
 
-Cores run in simulated-time order per unit (as on one core); a core is revisited
-only when it made progress or a message arrived for it. When no core can progress
+Each unit runs its queue in order; the simulator interleaves the cores' queues in an
+order that respects tokens and messages (so data are exactly what the program states),
+revisiting a core only when it made progress or a message arrived for it. When no core can progress
 and some are blocked on WAITs or RECVs nobody will satisfy, the run stops with a
 deadlock error naming every blocked instruction's line.
 """
