@@ -77,10 +77,42 @@ class MappingSpec:
 
 
 @dataclass(frozen=True)
+class NocSpec:
+    """The mesh's network-on-chip (`[mesh.noc]`, optional): dimension-ordered (XY)
+    routing, `hop_latency_cycles` per router hop, `link_bytes_per_cycle` per directed
+    link; timing in nnx/sim/noc.py (docs/mesh.md, "Timing model")."""
+
+    hop_latency_cycles: int = 1
+    link_bytes_per_cycle: int = 32
+    routing: str = "xy"
+
+
+@dataclass(frozen=True)
+class OffchipSpec:
+    """The off-chip memory shared by all cores of a mesh (`[mesh.offchip]`, optional).
+
+    Every core reaches it through its own DMA (at most `storage.dma_bytes_per_cycle`
+    per DAU of the core); all cores together share `bytes_per_cycle`; every transfer
+    pays `latency_cycles` once. It holds the weights images (loaded into the cores'
+    memories at program start) and the graph inputs and outputs. Absent keys default
+    to the storage unit's DMA bandwidth and latency (one channel)."""
+
+    bytes_per_cycle: int
+    latency_cycles: int
+
+
+@dataclass(frozen=True)
 class MeshSpec:
+    """`[mesh]`: `width` x `height` cores, each the core the rest of the target
+    describes (units, caches) plus `core_memory_bytes` of local memory: the asm space
+    `S` of its section of a mesh program (its weights and the activations that live
+    on it)."""
+
     width: int
     height: int
     core_memory_bytes: int
+    noc: NocSpec = NocSpec()
+    offchip: OffchipSpec = OffchipSpec(64, 32)
 
     @property
     def cores(self) -> int:
@@ -246,7 +278,7 @@ indices_per_cycle = 64
 index_forms = ["direct", "stride"]
 latency_cycles = 2
 
-[mesh]                           # many-core arrangement for seed 003 (not simulated)
+[mesh]                           # the core mesh of mesh programs (docs/mesh.md)
 width = 4
 height = 4
 core_memory_bytes = 3145728
@@ -258,6 +290,87 @@ mpu_k = 64
 vpu_elements = 16384
 element_bytes = 4                # the element size the tile-fits-cache check assumes
 """
+
+
+MESH_TARGET_TOML = """# nnx-mesh: a 16 x 16 mesh of accelerator cores joined by a network-on-chip
+# (docs/mesh.md). Each core is the device the rest of this file describes (storage
+# DMA, instruction cache, mapping unit, neuron/weight/output caches, DAU/MPU/VPU
+# units) plus `mesh.core_memory_bytes` of local memory, the asm space S of its
+# section of a mesh program. README.md ("The accelerator") documents every key.
+# Sizes are bytes, times are cycles.
+#
+# Why these numbers: the mesh must hold, resident for the whole program, the weights
+# of ResNet-18 (47 MB), MobileNetV2 (14 MB) and a 2-layer BERT of base width (about
+# 150 MB, 94 MB of it the 30522 x 768 word-embedding table) plus their activations.
+# 256 cores x 2 MiB = 512 MiB of core memory: BERT's weights take 29 % of it, so an
+# op split over several cores still finds room for its activations and double
+# buffers, and the embedding table alone spreads over at least 45 cores. A 2 MiB
+# core memory is the SRAM of one Tenstorrent-class core (1-2 MB). 256 MACs/cycle per
+# core give 65,536 MACs/cycle on the mesh (65 TMAC/s at 1 GHz).
+
+[target]
+name = "nnx-mesh"
+clock_hz = 1000000000            # 1 GHz
+
+[storage]                        # per core: DMA between the core memory (S) and its caches
+bytes = 4294967296               # 4 GiB: also the capacity of the off-chip memory
+dma_bytes_per_cycle = 64         # per DMA channel (one channel per DAU instance)
+dma_latency_cycles = 8           # local SRAM: a short fixed cost per transfer
+
+[icache]                         # per core
+bytes = 16384
+fetch_bytes_per_cycle = 16
+instruction_bytes = 16
+
+[caches.neuron]                  # per core: input neuron cache (asm space N)
+bytes = 131072
+[caches.weight]                  # per core: weight cache (asm space W)
+bytes = 131072
+[caches.output]                  # per core: output cache (asm space O)
+bytes = 131072
+
+[units.DAU]                      # per core: two DMA queues (NoC SEND/RECV beside local LOAD/STORE)
+count = 2
+latency_cycles = 0
+[units.MPU]
+count = 1
+macs_per_cycle = 256
+latency_cycles = 8
+[units.VPU]
+count = 1
+elements_per_cycle = 32
+latency_cycles = 4
+
+[mapping]
+count = 1
+indices_per_cycle = 32
+index_forms = ["direct", "stride"]
+latency_cycles = 2
+
+[mesh]
+width = 16
+height = 16
+core_memory_bytes = 2097152      # 2 MiB per core, 512 MiB on the mesh
+
+[mesh.noc]                       # XY routing; a message holds its route's links while it streams
+hop_latency_cycles = 1           # per router hop
+link_bytes_per_cycle = 32        # per directed link (32 GB/s at 1 GHz)
+routing = "xy"
+
+[mesh.offchip]                   # shared off-chip memory (weights, graph inputs/outputs)
+bytes_per_cycle = 256            # total over all cores (256 GB/s at 1 GHz, a GDDR6/HBM class)
+latency_cycles = 200             # per transfer
+
+[tiling]                         # preferred tile sizes (elements); every cache holds 8 of each
+mpu_m = 64
+mpu_n = 64
+mpu_k = 64
+vpu_elements = 4096
+element_bytes = 4
+"""
+
+#: Built-in targets: `load_target("default")`, `load_target("mesh")`.
+BUILTIN_TARGETS = {"default": DEFAULT_TARGET_TOML, "mesh": MESH_TARGET_TOML}
 
 
 # --------------------------------------------------------------------------------------
@@ -311,6 +424,67 @@ class _Reader:
             kind = "a non-negative integer" if nonneg else "a positive integer"
             raise self.fail(f"{path}.{key}", f"must be {kind}, got {v!r}")
         return v
+
+
+#: optional sub-tables of [mesh] and their keys (defaults in NocSpec / OffchipSpec)
+_MESH_SUBTABLES = {
+    "noc": ("hop_latency_cycles", "link_bytes_per_cycle", "routing"),
+    "offchip": ("bytes_per_cycle", "latency_cycles"),
+}
+NOC_ROUTINGS = ("xy",)
+
+
+def _read_mesh(r: _Reader, storage: StorageSpec) -> MeshSpec:
+    """`[mesh]` with its optional `[mesh.noc]` and `[mesh.offchip]` sub-tables."""
+    keys = _SCHEMA["mesh"] + tuple(_MESH_SUBTABLES)
+    me = r.data.get("mesh")
+    if me is None:
+        raise r.fail("mesh", "missing table")
+    if not isinstance(me, dict):
+        raise r.fail("mesh", "must be a table")
+    for k in me:
+        if k not in keys:
+            raise r.fail(f"mesh.{k}", f"unknown key (expected one of: {', '.join(keys)})")
+    for k in _SCHEMA["mesh"]:
+        if k not in me:
+            raise r.fail(f"mesh.{k}", "missing key")
+    width, height, core_mem = (r.int_(me, "mesh", k) for k in _SCHEMA["mesh"])
+    sub: dict[str, dict[str, Any]] = {}
+    for name, subkeys in _MESH_SUBTABLES.items():
+        path = f"mesh.{name}"
+        node = me.get(name, {})
+        if not isinstance(node, dict):
+            raise r.fail(path, "must be a table")
+        for k in node:
+            if k not in subkeys:
+                raise r.fail(f"{path}.{k}", f"unknown key (expected one of: {', '.join(subkeys)})")
+        sub[name] = node
+    noc_t = sub["noc"]
+    routing = noc_t.get("routing", NocSpec.routing)
+    if routing not in NOC_ROUTINGS:
+        raise r.fail("mesh.noc.routing", f"must be one of {list(NOC_ROUTINGS)}, got {routing!r}")
+    noc = NocSpec(
+        hop_latency_cycles=_opt_int(r, noc_t, "mesh.noc", "hop_latency_cycles", NocSpec.hop_latency_cycles, nonneg=True),
+        link_bytes_per_cycle=_opt_int(r, noc_t, "mesh.noc", "link_bytes_per_cycle", NocSpec.link_bytes_per_cycle),
+        routing=routing,
+    )
+    off_t = sub["offchip"]
+    offchip = OffchipSpec(
+        bytes_per_cycle=_opt_int(r, off_t, "mesh.offchip", "bytes_per_cycle", storage.dma_bytes_per_cycle),
+        latency_cycles=_opt_int(r, off_t, "mesh.offchip", "latency_cycles", storage.dma_latency_cycles, nonneg=True),
+    )
+    return MeshSpec(width, height, core_mem, noc, offchip)
+
+
+def _opt_int(r: _Reader, table: dict[str, Any], path: str, key: str, default: int, nonneg: bool = False) -> int:
+    """An optional integer key: `default` when absent, else validated like the others."""
+    if key not in table:
+        return default
+    v = table[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (v == 0 and not nonneg):
+        kind = "a non-negative integer" if nonneg else "a positive integer"
+        raise r.fail(f"{path}.{key}", f"must be {kind}, got {v!r}")
+    return v
 
 
 def _check_top(r: _Reader) -> None:
@@ -375,8 +549,7 @@ def target_from_dict(data: dict[str, Any], source: str = "<dict>") -> Target:
     )
     units.append(UnitSpec(MAPPING_UNIT, mapping.count, mapping.indices_per_cycle, mapping.latency_cycles))
 
-    me = r.table("mesh", _SCHEMA["mesh"])
-    mesh = MeshSpec(*(r.int_(me, "mesh", k) for k in _SCHEMA["mesh"]))
+    mesh = _read_mesh(r, storage)
     ti = r.table("tiling", _SCHEMA["tiling"])
     tiling = TilingSpec(*(r.int_(ti, "tiling", k) for k in _SCHEMA["tiling"]))
 
@@ -429,16 +602,18 @@ def parse_target(text: str, source: str = "<string>") -> Target:
     return target_from_dict(data, source)
 
 
-_DEFAULT: Target | None = None
+_BUILTIN: dict[str, Target] = {}
 
 
 def load_target(path: str | None = None) -> Target:
-    """The target described by the TOML file `path`; None or "default": the embedded default."""
-    global _DEFAULT
-    if path is None or path == "default":
-        if _DEFAULT is None:
-            _DEFAULT = parse_target(DEFAULT_TARGET_TOML, "<default>")
-        return _DEFAULT
+    """The target described by the TOML file `path`; None or "default": the embedded
+    default (targets/default.toml); "mesh": the embedded 16 x 16 mesh
+    (targets/mesh.toml)."""
+    name = "default" if path is None else path
+    if name in BUILTIN_TARGETS:
+        if name not in _BUILTIN:
+            _BUILTIN[name] = parse_target(BUILTIN_TARGETS[name], f"<{name}>")
+        return _BUILTIN[name]
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -449,3 +624,12 @@ def load_target(path: str | None = None) -> Target:
     except UnicodeDecodeError:
         raise TargetError(f"{path}: not a UTF-8 text file") from None
     return parse_target(text, path)
+
+
+def builtin_target_named(name: str) -> Target | None:
+    """The built-in target whose `target.name` is `name` (e.g. "nnx-mesh"), or None."""
+    for key in BUILTIN_TARGETS:
+        t = load_target(key)
+        if t.name == name:
+            return t
+    return None

@@ -87,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     if "--interpret" not in argv and not any(a == "-h" or a == "--help" for a in argv):
         from nnx.sim.cli import simulate_main
+        from nnx.sim.mesh_cli import simulate_mesh_main, wants_mesh
 
+        if wants_mesh(argv):  # a mesh program (`.mesh WxH`): the multi-core simulator
+            return simulate_mesh_main(argv)
         return simulate_main(argv)
     return _interpret(build_parser().parse_args(argv))
 

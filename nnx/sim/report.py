@@ -64,3 +64,55 @@ def build_report(result: RunResult, target: Target, samples: int = 200) -> dict[
 
 def report_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=1) + "\n"
+
+
+def build_mesh_report(result: Any, target: Target) -> dict[str, Any]:
+    """The report of a mesh run (`nnx-run --report` on a mesh program; docs/mesh.md,
+    "Simulator"): `cycles`, `weight_load_cycles` (the last core's weights and inputs
+    are in), `offchip` bytes and cycles, `noc_bytes`, `noc_byte_hops`, `noc_messages`,
+    per core its start/end cycle, `utilisation` (busiest unit's busy cycles / cycles)
+    and per unit `busy_cycles`, `utilisation`, `instructions`, and per directed link
+    (`"a->b"`) its `bytes`, `busy_cycles` and `utilisation`."""
+    total = max(result.cycles, 1)
+    cores: dict[str, Any] = {}
+    for c, st in sorted(result.cores.items()):
+        units = {
+            u: {"busy_cycles": int(b), "utilisation": round(b / total, 6),
+                "instructions": int(st.unit_instructions.get(u, 0))}
+            for u, b in st.unit_busy.items()
+        }
+        cores[str(c)] = {
+            "start_cycle": int(st.start),
+            "end_cycle": int(st.end),
+            "utilisation": round(max(st.unit_busy.values(), default=0) / total, 6),
+            "units": units,
+        }
+    links = {
+        f"{a}->{b}": {"bytes": int(nb), "busy_cycles": int(result.link_cycles.get((a, b), 0)),
+                      "utilisation": round(result.link_cycles.get((a, b), 0) / total, 6)}
+        for (a, b), nb in sorted(result.link_bytes.items())
+    }
+    mesh = target.mesh
+    return {
+        "target": target.name,
+        "mesh": f"{mesh.width}x{mesh.height}",
+        "cycles": int(result.cycles),
+        "seconds": result.cycles / target.clock_hz,
+        "instructions": sum(sum(st.unit_instructions.values()) for st in result.cores.values()),
+        "weight_load_cycles": int(result.load_cycles),
+        "offchip": {
+            "weight_bytes": int(result.offchip_bytes["weights"]),
+            "input_bytes": int(result.offchip_bytes["inputs"]),
+            "output_bytes": int(result.offchip_bytes["outputs"]),
+            "load_cycles": int(result.load_cycles),
+            "store_end_cycle": int(result.store_cycles),
+        },
+        "noc_bytes": int(result.noc_bytes),
+        "noc_byte_hops": int(result.noc_byte_hops),
+        "noc_messages": int(result.noc_messages),
+        "bytes_moved": int(sum(result.bytes_moved.values())),
+        "macs": int(result.macs),
+        "macs_skipped": int(result.macs_skipped),
+        "cores": cores,
+        "links": links,
+    }

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from nnx.sim.memory import (
     StorageUnit,
     WeightCache,
 )
-from nnx.sim.units import SIGNAL, WAIT, InstructionControlUnit, MicroOp
+from nnx.sim.units import EXEC, SIGNAL, WAIT, InstructionControlUnit, MicroOp
 from nnx.target import SPACES, Target, load_target
 
 
@@ -60,6 +61,136 @@ class RunResult:
     macs_skipped: int
     events: list[Event] = field(default_factory=list)
     access_log: list[tuple] = field(default_factory=list)
+
+
+#: A hook for micro-op kinds beyond EXEC/WAIT/SIGNAL (the mesh's SEND/RECV): called
+#: with the op and its start cycle, returns (end cycle, busy cycles), or None while
+#: the op cannot run yet (it blocks its unit like an unsatisfied WAIT).
+ExtraHook = Callable[[MicroOp, int], "tuple[int, int] | None"]
+
+
+class UnitEngine:
+    """The in-order instruction queues of one core and their clocks (the timing model
+    above), reusable by the single-core and the mesh simulators.
+
+    `advance()` lets every unit run ahead until it blocks (a WAIT without a signal, or
+    an op the `extra` hook refuses) and reports whether anything ran; `run()` repeats
+    it until nothing can. Units start at cycle `start`."""
+
+    def __init__(self, mops: list[MicroOp], units: list[str], path: str, record: bool = True,
+                 start: int = 0, extra: ExtraHook | None = None):
+        self.units = units
+        self.path = path
+        self.record = record
+        self.extra = extra
+        self.queues: dict[str, list[MicroOp]] = {u: [] for u in units}
+        for m in mops:
+            self.queues[m.unit].append(m)
+        self.active = [u for u in units if self.queues[u]]
+        self.ptr = {u: 0 for u in units}
+        self.clock = {u: start for u in units}
+        self.busy = {u: 0 for u in units}
+        self.count = {u: 0 for u in units}
+        self.tokens: dict[str, deque[int]] = {}
+        self.bytes_moved = {"load": 0, "store": 0, "move": 0, "gather": 0}
+        self.macs = 0
+        self.dense = 0
+        self.events: list[Event] = []
+        self.log: list[tuple] = []
+
+    def done(self) -> bool:
+        return all(self.ptr[u] >= len(self.queues[u]) for u in self.active)
+
+    def run(self) -> None:
+        while self.advance():
+            pass
+
+    def advance(self) -> bool:
+        queues, ptr, clock, busy, count = self.queues, self.ptr, self.clock, self.busy, self.count
+        tokens, bytes_moved, events, log = self.tokens, self.bytes_moved, self.events, self.log
+        rec, path, extra = self.record, self.path, self.extra
+        progress = False
+        for u in self.active:
+            q = queues[u]
+            p = ptr[u]
+            n = len(q)
+            if p >= n:
+                continue
+            t = clock[u]
+            start_p = p
+            while p < n:
+                m = q[p]
+                k = m.kind
+                if k == WAIT:
+                    dq = tokens.get(m.token)  # type: ignore[arg-type]
+                    if not dq:
+                        break
+                    s = dq.popleft()
+                    t = max(t, m.fetch, s)
+                    count[u] += 1
+                    p += 1
+                    continue
+                start = t if t >= m.fetch else m.fetch
+                if k == SIGNAL:
+                    tokens.setdefault(m.token, deque()).append(start)  # type: ignore[arg-type]
+                    t = start
+                    count[u] += 1
+                    p += 1
+                    continue
+                if k != EXEC:
+                    try:
+                        r = extra(m, start)  # type: ignore[misc]
+                    except SimError as e:
+                        raise AsmError(path, e.line or m.line, e.msg) from None
+                    if r is None:
+                        break
+                    end, b = r
+                    busy[u] += b
+                    count[u] += 1
+                    if rec:
+                        events.append(Event(u, m.name, start, end, m.line))
+                        log.append((start, end, m.reads, m.writes))
+                    t = end
+                    p += 1
+                    continue
+                try:
+                    m.run()  # type: ignore[misc]
+                except SimError as e:
+                    raise AsmError(path, e.line or m.line, e.msg) from None
+                end = start + m.cycles
+                busy[u] += m.cycles
+                count[u] += 1
+                if m.bytes:
+                    bytes_moved[m.name.lower()] += m.bytes
+                if m.dense_macs:
+                    self.macs += m.macs
+                    self.dense += m.dense_macs
+                if rec:
+                    events.append(Event(u, m.name, start, end, m.line))
+                    log.append((start, end, m.reads, m.writes))
+                t = end
+                p += 1
+            if p != start_p:
+                progress = True
+            ptr[u] = p
+            clock[u] = t
+        return progress
+
+    def blocked(self) -> list[MicroOp]:
+        """The op at the head of every unit that has work left."""
+        return [self.queues[u][self.ptr[u]] for u in self.active if self.ptr[u] < len(self.queues[u])]
+
+    def deadlock(self) -> AsmError | None:
+        """The deadlock error of a single core whose units are all blocked, else None."""
+        blocked = self.blocked()
+        if not blocked:
+            return None
+        first = min(blocked, key=lambda m: m.line)
+        others = ", ".join(f"{m.unit} (line {m.line}, token {m.token})" for m in blocked if m is not first)
+        msg = f"deadlock: {first.unit} waits for token '{first.token}' that no unit will signal"
+        if others:
+            msg += f"; also waiting: {others}"
+        return AsmError(self.path, first.line, msg)
 
 
 class Simulator:
@@ -129,82 +260,15 @@ class Simulator:
         missing = [s.name for s in self.program.inputs if inputs is None or s.name not in inputs]
         if missing and inputs is not None:
             raise SimError(f"missing --input for {', '.join(missing)}")
+        engine = UnitEngine(self.mops, self.target.unit_names(), self.program.path, self.record_events)
+        engine.run()
+        err = engine.deadlock()
+        if err is not None:
+            raise err
+        clock, busy, count = engine.clock, engine.busy, engine.count
+        bytes_moved, macs, dense = engine.bytes_moved, engine.macs, engine.dense
+        events, log = engine.events, engine.log
         units = self.target.unit_names()
-        queues: dict[str, list[MicroOp]] = {u: [] for u in units}
-        for m in self.mops:
-            queues[m.unit].append(m)
-        active = [u for u in units if queues[u]]
-        ptr = {u: 0 for u in units}
-        clock = {u: 0 for u in units}
-        busy = {u: 0 for u in units}
-        count = {u: 0 for u in units}
-        tokens: dict[str, deque[int]] = {}
-        bytes_moved = {"load": 0, "store": 0, "move": 0, "gather": 0}
-        macs = 0
-        dense = 0
-        events: list[Event] = []
-        log: list[tuple] = []
-        rec = self.record_events
-        path = self.program.path
-        progress = True
-        while progress:
-            progress = False
-            for u in active:
-                q = queues[u]
-                p = ptr[u]
-                n = len(q)
-                if p >= n:
-                    continue
-                t = clock[u]
-                start_p = p
-                while p < n:
-                    m = q[p]
-                    k = m.kind
-                    if k == WAIT:
-                        dq = tokens.get(m.token)  # type: ignore[arg-type]
-                        if not dq:
-                            break
-                        s = dq.popleft()
-                        t = max(t, m.fetch, s)
-                        count[u] += 1
-                        p += 1
-                        continue
-                    start = t if t >= m.fetch else m.fetch
-                    if k == SIGNAL:
-                        tokens.setdefault(m.token, deque()).append(start)  # type: ignore[arg-type]
-                        t = start
-                        count[u] += 1
-                        p += 1
-                        continue
-                    try:
-                        m.run()  # type: ignore[misc]
-                    except SimError as e:
-                        raise AsmError(path, e.line or m.line, e.msg) from None
-                    end = start + m.cycles
-                    busy[u] += m.cycles
-                    count[u] += 1
-                    if m.bytes:
-                        bytes_moved[m.name.lower()] += m.bytes
-                    if m.dense_macs:
-                        macs += m.macs
-                        dense += m.dense_macs
-                    if rec:
-                        events.append(Event(u, m.name, start, end, m.line))
-                        log.append((start, end, m.reads, m.writes))
-                    t = end
-                    p += 1
-                if p != start_p:
-                    progress = True
-                ptr[u] = p
-                clock[u] = t
-        blocked = [queues[u][ptr[u]] for u in active if ptr[u] < len(queues[u])]
-        if blocked:
-            first = min(blocked, key=lambda m: m.line)
-            others = ", ".join(f"{m.unit} (line {m.line}, token {m.token})" for m in blocked if m is not first)
-            msg = f"deadlock: {first.unit} waits for token '{first.token}' that no unit will signal"
-            if others:
-                msg += f"; also waiting: {others}"
-            raise AsmError(path, first.line, msg)
         fetch_end = int(self.mops[-1].fetch) if self.mops else 0
         total = max([fetch_end] + [clock[u] for u in units])
         outputs = {s.name: self.storage.view(s.tile).copy() for s in self.program.outputs}
