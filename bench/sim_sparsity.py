@@ -9,7 +9,7 @@ hidden 256, 4 heads, sequence 128; `zoo:NAME`: test/python/model_zoo.py's small
 exports), generated with random weights and cached under cache/bench-models/ (not
 in git): the weights of every Conv/Gemm/MatMul are magnitude-pruned per tensor to each
 sparsity level (numpy), the pruned model is compiled twice -- dense lowering and
-`--sparsify weight-threshold=0.0` (seed 004: compacted weights + connection data,
+`--sparsify weight-threshold=0.0` (docs/sparse-mapping.md: compacted weights + connection data,
 MACs on pruned pairs skipped) -- and both run on the reference simulator; outputs are
 checked against onnxruntime on the pruned model. Printed: cycles, the sparse/dense
 ratio, macs_skipped; ReLU neuron sparsity (`neuron-threshold=0.0`, fc/matmul inputs)

@@ -1,17 +1,19 @@
 """The `graph` dialect: ONNX operators as MLIR ops over static tensors.
 
-Conventions (../shared/DESIGN.md, "IR conventions"):
+Conventions (docs/architecture.md, section 4 "The `graph` dialect"):
 
 * One op per ONNX operator, named after it in snake_case (`Conv` -> `graph.conv`).
   Operands are the ONNX inputs in ONNX order (optional inputs are `opt_operand_def`,
   variadic ones `var_operand_def`); properties are the ONNX attributes under their
   ONNX names, with ONNX defaults when absent. The numpy interpreter (nnx/interp/)
   defines what every op computes.
-* Every schedulable op also takes an `after(...)` operand group: control edges
-  (seed 001's serialization and prefetch edges). `b after(%a)` means b may not
-  start before the producer of %a has completed; no data flows.
-* The order of ops in a block is the schedule (seed 000's topological sequence); the
-  verifier checks that it is a valid topological order, `after` edges included.
+* Every schedulable op also takes an `after(...)` operand group: control edges (the
+  swap-insertion pass's serialisation and prefetch edges,
+  docs/tensor-timing-and-swapping.md). `b after(%a)` means b may not start before the
+  producer of %a has completed; no data flows.
+* The order of ops in a block is the schedule (the topological sequence of
+  docs/topological-order.md); the verifier checks that it is a valid topological
+  order, `after` edges included.
 
 ONNX attribute kinds map to builtin attributes: INT -> `i64` IntegerAttr, FLOAT ->
 `f32` FloatAttr, STRING -> StringAttr, INTS -> `array<i64: ...>`, FLOATS ->
@@ -661,7 +663,7 @@ class ConstantOp(IRDLOperation):
     """A weight or other constant tensor (`dense<...>` inline or `dense_resource<...>`).
 
     Large weights are `dense_resource` blobs (nnx/resources.py) so a 100 MB model
-    round-trips through text quickly (DESIGN.md, IR conventions).
+    round-trips through text quickly (docs/architecture.md, section 3 "The importer").
     """
 
     name = "graph.constant"
@@ -758,8 +760,10 @@ class YieldOp(IRDLOperation):
 class SubgraphOp(IRDLOperation):
     """A region of graph ops with explicit inputs (block arguments) and yielded outputs.
 
-    Seeds 000 and 002 cut a model into subgraphs that are scheduled and compiled on
-    their own; each is one `graph.subgraph` whose body uses only its block arguments.
+    The topological-order search (docs/topological-order.md) and subgraph splitting
+    (docs/subgraph-split-fuse.md) cut a model into subgraphs that are scheduled and
+    compiled on their own; each is one `graph.subgraph` whose body uses only its block
+    arguments.
     """
 
     name = "graph.subgraph"

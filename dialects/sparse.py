@@ -1,12 +1,13 @@
-"""The `sparse` dialect: seed 004's connection data and sparse neural operations.
+"""The `sparse` dialect: connection data and sparse neural operations.
 
-Seed 004 (Cambricon, "Neural network operation device and method") puts a *mapping
-unit* between the storage unit and the operation unit. It turns input neurons and
-weights into *connection data* (claims 6 and 22), combines the neuron and weight
-connection data (claims 7-10, 19-20), and hands the operation unit only the input
-neurons and weights that both survive (claims 5, 17, 18, 21); before that it may delete
-whole groups of neurons or weights (claims 11 and 16). The same unit runs dense and
-sparse operations (claim 12).
+The original method (Cambricon, "Neural network operation device and method"; see
+docs/sparse-mapping.md, section 2 "Method") puts a *mapping unit* between the storage
+unit and the operation unit. It turns input neurons and weights into *connection
+data*, combines the neuron and weight connection data, and hands the operation unit
+only the input neurons and weights that both survive; before that it may delete whole
+groups of neurons or weights (group pruning). The same unit runs dense and sparse
+operations. docs/sparse-mapping.md, section 4 "The `sparse` dialect and the `sparsify`
+pass" describes this dialect.
 
 Type
 ----
@@ -23,12 +24,12 @@ the first from position 0, left-packed `int32` padded with -1 at run time); SHAP
 
 Ops (the run-time meaning of each is in nnx/connection_data.py)
 -------------------------------------------------------------
-* ``sparse.connect``: neurons or weights + threshold -> connection data (claim 6);
+* ``sparse.connect``: neurons or weights + threshold -> connection data;
 * ``sparse.convert``: direct <-> stride, per_output <-> per_input;
-* ``sparse.combine``: two connection data -> the third (claims 7-10);
+* ``sparse.combine``: two connection data -> the third;
 * ``sparse.select``: the mapping unit: connection data + neurons + weights -> the
   processed (compacted) neurons and weights, left-packed per output neuron;
-* ``sparse.group_prune``: delete groups (claims 11, 16);
+* ``sparse.group_prune``: delete groups;
 * ``sparse.fc`` / ``sparse.matmul`` / ``sparse.conv``: the operation unit computing
   only on surviving pairs; the results equal the dense op on pruned operands.
 
@@ -39,7 +40,8 @@ Custom assembly, e.g.::
     %y = sparse.fc(%x, %w, %b) conn(%c) : (tensor<1x128xf32>, tensor<64x128xf32>,
            tensor<64xf32>), !sparse.conn<direct, 64x128, per_output> -> tensor<1x64xf32>
 
-Every op accepts the graph dialect's ``after(...)`` control group (DESIGN.md).
+Every op accepts the graph dialect's ``after(...)`` control group (docs/architecture.md,
+section 4 "The `graph` dialect", "Control edges").
 """
 
 from __future__ import annotations
@@ -96,7 +98,8 @@ from nnx.dialects.traits import MatrixCompute
 
 @irdl_attr_definition
 class ConnType(ParametrizedAttribute, TypeAttribute):
-    """``!sparse.conn<direct|stride, SHAPE, neuron|per_output|per_input>`` (claim 6)."""
+    """``!sparse.conn<direct|stride, SHAPE, neuron|per_output|per_input>``: connection data
+    (docs/sparse-mapping.md, section 4)."""
 
     name = "sparse.conn"
 
@@ -238,7 +241,8 @@ def _broadcast(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
 
 
 def weight_matrix_shape(shape: Sequence[int]) -> tuple[int, int]:
-    """Weights [out, ...] as the seed's [out, in] matrix."""
+    """Weights [out, ...] as the original method's [out, in] matrix (one row per output
+    neuron; docs/sparse-mapping.md, section 2 "Method", weight orders)."""
     return int(shape[0]), int(np.prod(shape[1:], dtype=np.int64))
 
 
@@ -264,12 +268,13 @@ def _same_element(op: str, values: Sequence[SSAValue | None]) -> Attribute:
 
 @irdl_op_definition
 class ConnectOp(IRDLOperation):
-    """Build connection data from input neurons or weights (seed 004, claims 6 and 22).
+    """Build connection data from input neurons or weights (docs/sparse-mapping.md,
+    section 2 "Method", connection data).
 
     Elements with ``|x| > threshold`` are kept (1 in the direct index). The result type
     chooses the form and the order: ``neuron`` (shape of `input`), ``per_output``
     (``[out, in]``) or ``per_input`` (``[in, out]``). Weights are ``[out, ...]`` (the
-    seed's order; conv kernels flattened) unless ``layout = "in_out"`` says they are
+    original method's order; conv kernels flattened) unless ``layout = "in_out"`` says they are
     ``[in, out]`` (ONNX MatMul's B).
     """
 
@@ -353,7 +358,8 @@ class ConnectOp(IRDLOperation):
 @irdl_op_definition
 class ConvertOp(IRDLOperation):
     """Convert connection data between the direct and stride forms and/or between the
-    per_output and per_input weight orders (seed 004, claims 6, 9, 10)."""
+    per_output and per_input weight orders (docs/sparse-mapping.md, section 3, "Weight
+    orders")."""
 
     name = "sparse.convert"
     input = operand_def(ConnType)
@@ -415,7 +421,7 @@ def combined_type(a: ConnType, b: ConnType, form: str | None, op: str = "sparse.
         form = fa if fa == fb else DIRECT
     if form not in allowed:
         raise VerifyException(
-            f"{op}: combining {fa} with {fb} connection data gives {fa} (claims 7, 8), "
+            f"{op}: combining {fa} with {fb} connection data gives {fa}, "
             f"not {form}"
         )
     sa, sb = a.get_shape(), b.get_shape()
@@ -440,12 +446,12 @@ def combined_type(a: ConnType, b: ConnType, form: str | None, op: str = "sparse.
 
 @irdl_op_definition
 class CombineOp(IRDLOperation):
-    """Combine two connection data into the third (seed 004, claims 7-10, 19, 20).
+    """Combine two connection data into the third (docs/sparse-mapping.md, section 2
+    "Method", combining).
 
     Both direct: AND. Both stride: prefix sums to positions, common positions sorted
-    ascending, differences. Mixed: the result type's form chooses the claim: direct
-    (convert the stride one, AND; claim 9) or stride (convert the direct one, stride
-    path; claim 10). Neuron connection data ``[..., in]`` combine with per_output
+    ascending, differences. Mixed: the result type's form chooses the path: direct
+    (convert the stride one, AND) or stride (convert the direct one, stride path). Neuron connection data ``[..., in]`` combine with per_output
     weight connection data ``[out, in]`` into ``[..., out, in]``.
     """
 
@@ -500,8 +506,8 @@ def _weight_conn_matrix(op: str, c: ConnType) -> tuple[tuple[int, ...], int, int
 
 @irdl_op_definition
 class SelectOp(IRDLOperation):
-    """The mapping unit (seed 004, claims 5, 17, 18): select the input neurons and the
-    weights whose connection survives.
+    """The mapping unit's selection (docs/sparse-mapping.md, section 2 "Method",
+    selecting): select the input neurons and the weights whose connection survives.
 
     `conn` is weight connection data (per_output ``[..., out, in]``, possibly combined
     with neuron connection data, or per_input ``[in, out]``), `neurons` ``[..., in]``
@@ -566,7 +572,7 @@ class SelectOp(IRDLOperation):
 
 @irdl_op_definition
 class GroupPruneOp(IRDLOperation):
-    """Group pruning (seed 004, claims 11 and 16).
+    """Group pruning (docs/sparse-mapping.md, section 2 "Method", group pruning).
 
     For each index of the dimensions before `axis` (default 0: the whole tensor), the
     elements of the remaining dimensions (row-major) are split into `groups` contiguous
@@ -671,10 +677,10 @@ def _check_compute_conn(
 class FcOp(IRDLOperation):
     """Fully connected layer on surviving pairs: ``y[..., j] = sum_i x[..., i] W[j, i] + b[j]``.
 
-    `weight` is ``[out, in]`` (the seed's order: one row per output neuron); `conn`
-    is its (possibly neuron-combined) connection data. Only pairs whose connection is 1
-    are multiplied (seed 004: the operation unit computes on the processed neurons and
-    weights), so the result equals the dense fc on the pruned operands.
+    `weight` is ``[out, in]`` (the original method's order: one row per output
+    neuron); `conn` is its (possibly neuron-combined) connection data. Only pairs whose
+    connection is 1 are multiplied (the operation unit computes on the selected neurons
+    and weights; docs/sparse-mapping.md, section 2 "Method", selecting), so the result equals the dense fc on the pruned operands.
     """
 
     name = "sparse.fc"

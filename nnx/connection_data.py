@@ -1,13 +1,17 @@
-"""Connection data of seed 004 (Cambricon, "Neural network operation device and method").
+"""Connection data of the sparse mapping unit, in numpy.
 
-This module is the numpy meaning of the seed's mapping unit; the `sparse` dialect's
+The method is that of "Neural network operation device and method" (Cambricon),
+summarised in docs/sparse-mapping.md, section 2 "Method"; section 3 "In nnx:
+connection data as arrays" describes this module with a worked example.
+
+This module is the numpy meaning of the mapping unit; the `sparse` dialect's
 interpreter (nnx/interp/sparse_impls.py), the `sparsify` pass and the simulator's
 mapping unit all call it. Everything is vectorised over "strings": an array of any
 shape `(..., L)` holds one connection string of length `L` per index of its leading
 dimensions.
 
-Forms (claims 6 and 22)
------------------------
+Forms
+-----
 * **direct index**: a string of 0 and 1, `uint8`; 1 where ``|x| > threshold`` (the
   input neuron, or the connection between the weight's input and output neuron,
   exists), 0 where ``|x| <= threshold``.
@@ -17,42 +21,39 @@ Forms (claims 6 and 22)
   ``PAD = -1`` after the last stride (a string of `L` elements has at most `L` kept
   ones, so the storage is bounded like a hardware buffer).
 
-Weight orders (claim 6: "two orders of representation")
--------------------------------------------------------
+Weight orders
+-------------
 For a weight matrix ``W[out, in]`` (conv weights ``[out, ...]`` are flattened to
 ``[out, prod(...)]``):
 
 * ``per_output``: one string per output neuron over all input neurons, shape ``[out, in]``;
 * ``per_input``: one string per input neuron over all output neurons, shape ``[in, out]``.
 
-`reorder` converts between them. The seed defines the stride index for weights per
-output neuron ("the distance between the input neuron connected with an output neuron
-and the previous input neuron connected with the output neuron"); the per-input stride
-index is the same rule applied to per-input strings.
+`reorder` converts between them. The original method defines the stride index of
+weights per output neuron (the distance from each input neuron connected to that output
+neuron to the previous connected one); the per-input stride index is the same rule
+applied to per-input strings (docs/sparse-mapping.md, section 3, "Weight orders").
 
-Combining (claims 7-10, 19-20)
-------------------------------
-* both direct: AND (claim 8);
-* both stride: accumulate each string into positions (prefix sums: "accumulate each
-  element ... and the elements stored at lower physical addresses"), select the
-  positions present in both, sort ascending, subtract from each the adjacent smaller
-  one (claim 7);
-* mixed: either convert the stride one to direct and AND (claim 9, ``mixed="direct"``)
-  or convert the direct one to stride and take the stride path (claim 10,
-  ``mixed="stride"``).
+Combining
+---------
+* both direct: AND;
+* both stride: turn each string into positions (prefix sums: each element plus all
+  the elements before it in its string), keep the positions present in both, sort
+  ascending, and subtract from each the next smaller one;
+* mixed: either convert the stride one to direct and AND (``mixed="direct"``) or
+  convert the direct one to stride and take the stride path (``mixed="stride"``).
 
-Selecting (claims 5, 17, 18, 21)
---------------------------------
+Selecting
+---------
 `select` is the mapping unit's data processing unit: from the combined connection data
 it gathers the input neurons and weights that both survive, per output neuron, as a
 compressed-row `Selection`; `select_packed` gives the same as fixed-shape left-packed
 arrays (what the `sparse.select` op returns).
 
-Group pruning (claims 11 and 16)
---------------------------------
+Group pruning
+-------------
 `group_prune` splits neurons into M groups (weights into N), and deletes a group when
-its count of elements with ``|x| <= threshold`` exceeds a count threshold (the group
-"does not satisfy the preset condition" that the count is <= the count threshold).
+its count of elements with ``|x| <= threshold`` exceeds a count threshold.
 """
 
 from __future__ import annotations
@@ -89,17 +90,17 @@ def storage_dtype(form: str) -> np.dtype:
 
 
 # ----------------------------------------------------------------------------------
-# Building connection data (claims 6, 22)
+# Building connection data (docs/sparse-mapping.md, section 2 "Method")
 # ----------------------------------------------------------------------------------
 
 
 def direct_index(x: np.ndarray, threshold: float) -> np.ndarray:
-    """Direct index of `x`: ``uint8``, 1 where ``|x| > threshold`` (claim 6)."""
+    """Direct index of `x`: ``uint8``, 1 where ``|x| > threshold``."""
     return (np.abs(np.asarray(x)) > threshold).astype(DIRECT_DTYPE)
 
 
 def stride_index(x: np.ndarray, threshold: float) -> np.ndarray:
-    """Stride index of `x` along its last axis (claim 6); padded with -1."""
+    """Stride index of `x` along its last axis; padded with -1."""
     return direct_to_stride(direct_index(x, threshold))
 
 
@@ -110,7 +111,8 @@ def neuron_connection(x: np.ndarray, threshold: float, form: str = DIRECT) -> np
 
 
 def as_matrix(w: np.ndarray) -> np.ndarray:
-    """Weights ``[out, ...]`` as the seed's ``[out, in]`` matrix (conv kernels flattened)."""
+    """Weights ``[out, ...]`` as an ``[out, in]`` matrix, one row per output neuron (conv
+    kernels flattened)."""
     w = np.asarray(w)
     if w.ndim < 2:
         raise ConnectionDataError(f"weights need rank >= 2, got shape {w.shape}")
@@ -120,7 +122,7 @@ def as_matrix(w: np.ndarray) -> np.ndarray:
 def weight_connection(
     w: np.ndarray, threshold: float, form: str = DIRECT, order: str = PER_OUTPUT
 ) -> np.ndarray:
-    """Connection data of weights ``W[out, ...]`` (claim 6).
+    """Connection data of weights ``W[out, ...]``.
 
     ``per_output``: shape ``[out, in]``, the connections of each output neuron to all
     input neurons; ``per_input``: shape ``[in, out]``, of each input neuron to all
@@ -214,7 +216,8 @@ def check_direct(d: np.ndarray) -> None:
 
 
 def stride_to_positions(s: np.ndarray) -> np.ndarray:
-    """Prefix sums of each stride string (claim 7's fourth/fifth connection data).
+    """Prefix sums of each stride string (the positions that the stride combination
+    intersects).
 
     Each element is accumulated with every element stored at a lower address of its
     string; the result is the position of each kept element, padded with -1.
@@ -285,17 +288,17 @@ def reorder(a: np.ndarray, form: str) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------
-# Combining (claims 7-10, 19-20)
+# Combining (docs/sparse-mapping.md, section 2 "Method")
 # ----------------------------------------------------------------------------------
 
 
 def combine_direct(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Both direct: the AND of the two strings (claim 8); leading dims broadcast."""
+    """Both direct: the AND of the two strings; leading dims broadcast."""
     return np.bitwise_and(np.asarray(a, DIRECT_DTYPE), np.asarray(b, DIRECT_DTYPE))
 
 
 def combine_stride(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Both stride (claim 7): prefix-sum, keep common positions, sort, differences."""
+    """Both stride: prefix-sum, keep common positions, sort, differences."""
     a = np.asarray(a)
     b = np.asarray(b)
     if a.shape[-1] != b.shape[-1]:
@@ -359,9 +362,9 @@ def combine(
 ) -> tuple[np.ndarray, str]:
     """Combine two connection data; returns ``(third connection data, its form)``.
 
-    Both direct -> AND (claim 8). Both stride -> claim 7. Mixed: ``mixed="direct"``
-    converts the stride one to direct and ANDs (claim 9); ``mixed="stride"`` converts
-    the direct one to stride and takes the stride path (claim 10). Leading dimensions
+    Both direct -> AND. Both stride -> `combine_stride`. Mixed: ``mixed="direct"``
+    converts the stride one to direct and ANDs; ``mixed="stride"`` converts the direct
+    one to stride and takes the stride path. Leading dimensions
     broadcast (numpy rules); the last dimensions (string lengths) must agree.
     """
     storage_dtype(a_form)
@@ -405,7 +408,7 @@ def combine_neuron_weight(
 
 
 # ----------------------------------------------------------------------------------
-# Selecting surviving pairs (the mapping unit; claims 5, 17, 18, 21)
+# Selecting surviving pairs: the mapping unit (docs/sparse-mapping.md, section 2)
 # ----------------------------------------------------------------------------------
 
 
@@ -522,7 +525,7 @@ def select_packed(
 
 
 def select_neurons(conn: np.ndarray, form: str, neurons: np.ndarray) -> np.ndarray:
-    """Claim 21: input neurons processed by their own connection data, left-packed."""
+    """Input neurons selected by their own connection data, left-packed."""
     x = np.asarray(neurons)
     flat = _rows(np.broadcast_to(conn, x.shape))
     rows, cols = _kept(flat, form)
@@ -571,7 +574,7 @@ def fc(
 
 
 # ----------------------------------------------------------------------------------
-# Group pruning (claims 11 and 16)
+# Group pruning (docs/sparse-mapping.md, section 2 "Method")
 # ----------------------------------------------------------------------------------
 
 
@@ -597,7 +600,7 @@ def group_prune(
     count_threshold: int,
     axis: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Group pruning of claims 11/16; returns ``(pruned x, kept-group mask)``.
+    """Group pruning; returns ``(pruned x, kept-group mask)``.
 
     For every index of the dimensions before `axis`, the elements of the dimensions
     from `axis` on (row-major) are split into `groups` contiguous groups; a group is

@@ -14,7 +14,8 @@ What is not folded (left unchanged, no error):
   returns values whose shape differs from the op's result types (a warning);
 * ops with no data inputs at all (e.g. random generators);
 * ops whose `after(...)` control edges come from non-constant ops: the edge orders
-  the op after a computation, so it is kept (DESIGN.md, control dependencies);
+  the op after a computation, so it is kept (docs/architecture.md, section 4,
+  "Control edges");
 * ops with a result of more than `max-elements` elements (default 2**20), so a pass
   run does not materialise huge tensors (e.g. a broadcast `expand`).
 

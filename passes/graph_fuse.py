@@ -1,8 +1,9 @@
 """`graph-fuse`: ONNX functions that exporters write out as several ops -> the one op.
 
 Exporters targeting opsets before an op existed spell it out; on the accelerator each
-VPU instruction is one pass over its elements (`units.VPU.elements_per_cycle`, the
-cost model of seed 000 para. 93-98), so the written-out forms cost one pass per piece
+VPU instruction is one pass over its elements (`units.VPU.elements_per_cycle`; the
+VPU formula in docs/architecture.md, section 10 "The target file and the one cost
+definition"), so the written-out forms cost one pass per piece
 plus their intermediate tensors. The pass recognises, with every intermediate used
 only inside the pattern and types unchanged (onnxruntime's GeluFusion and
 LayerNormFusion do the same):

@@ -1,13 +1,14 @@
-"""`neuron-group-map`: map the neurons of a model onto a many-core mesh (seed 003).
+"""`neuron-group-map`: map the neurons of a model onto a many-core mesh.
 
-Seed 003 ("a neural-network topology mapping method for many-core architectures")
-compiles a network's *neuron topology* onto a 2-D mesh of identical cores: the
+The original neuron-mapping algorithm ("A neural network topology mapping method for
+many-core architectures"; docs/neuron-mapping.md, section 2 "Method") compiles a network's *neuron topology* onto a 2-D mesh of identical cores: the
 neurons are partitioned into core-sized neuron groups (coarsening by heavy-edge
 pairing, greedy-growing bisection, uncoarsening with move-cost refinement, steps
 S2-S6), the groups are placed on a rectangular core region by recursive bisection
 and improved by force-directed swaps (S7-S9), and the result is a many-to-one
 neuron -> core map (S10). This pass derives that topology from a graph-dialect model
-and runs the same algorithm as `nnx-map` (nnx/topology/mapper.py).
+and runs the same algorithm as `nnx-map` (nnx/topology/mapper.py); see
+docs/neuron-mapping.md, section 3.2 "The `neuron-group-map` pass".
 
     nnx-opt model.mlir --pass-pipeline='builtin.module(neuron-group-map{mesh=16x16 capacity=4096 seed=1 map-file=model.map.npy})'
 
@@ -56,9 +57,10 @@ Options (pipeline syntax `neuron-group-map{mesh=4x4 capacity=64 seed=1}`):
 
 * `mesh` ("16x16"): the core mesh WxH;
 * `capacity` (0 = auto, ceil(1.03 x neurons / cores)): neurons per core;
-* `seed` (0), `trials` (4, seed: 4-8): randomness and trials per coarsening round
-  and bisection; the result is deterministic for a seed;
-* `algorithm` ("nnx" | "seed"): nnx's default improvements or the seed exactly;
+* `seed` (0), `trials` (4; the original uses 4-8): randomness and trials per
+  coarsening round and bisection; the result is deterministic for a seed;
+* `algorithm` ("nnx" | "seed"): nnx's default improvements, or the original algorithm
+  exactly (docs/neuron-mapping.md, section 7 lists the differences);
 * `map-file` (""): where to write the neuron -> core map ("" = do not write);
 * `max-synapses` (200000000): refuse models whose topology is larger.
 
@@ -431,7 +433,8 @@ def _walk(b: _Builder, block) -> None:
 @dataclass(frozen=True)
 class NeuronGroupMapPass(ModulePass):
     """Partition the model's neurons into core-sized groups, place them on the mesh,
-    annotate layer ops with `nnx.cores` (seed 003; see the module docstring)."""
+    annotate layer ops with `nnx.cores` (see the module docstring and
+    docs/neuron-mapping.md, section 3.2)."""
 
     name = "neuron-group-map"
 

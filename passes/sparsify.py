@@ -1,11 +1,12 @@
-"""`sparsify`: prune constant weights (and optionally neurons) into seed 004's sparse form.
+"""`sparsify`: prune constant weights (and optionally neurons) into the sparse dialect.
 
-Seed 004 (Cambricon, "Neural network operation device and method") computes a neural
+The sparse mapping unit (docs/sparse-mapping.md, section 2 "Method") computes a neural
 operation only on the input neurons and weights that survive: connection data mark
-the weights with ``|w| > threshold`` (claim 6), optional group pruning deletes whole
-groups first (claims 11, 16), neuron connection data are combined with weight
-connection data (claims 7-10), and the mapping unit hands the operation unit only the
-surviving pairs (claims 5, 17, 18). This pass rewrites
+the weights with ``|w| > threshold``, optional group pruning deletes whole groups
+first, neuron connection data are combined with weight connection data, and the
+mapping unit hands the operation unit only the surviving pairs. This pass
+(docs/sparse-mapping.md, section 4 "The `sparse` dialect and the `sparsify` pass")
+rewrites
 
 * ``graph.gemm`` (constant B, ``transA = 0``, ``alpha = beta = 1``, C absent or
   ``[N]``/``[1, N]``) into ``sparse.fc`` with weights ``[out, in]``;
@@ -250,7 +251,7 @@ class SparsifyGemm(_SparsifyPattern):
             if tuple(c.type.get_shape()) not in ((n,), (1, n)):  # type: ignore[union-attr]
                 return
         b = _weights(op, const)
-        w = b if int(a.get("transB", 0)) else b.T  # the seed's [out, in]
+        w = b if int(a.get("transB", 0)) else b.T  # [out, in], one row per output neuron
         self._wrap(op, lambda: self._rewrite(op, rewriter, const, w, c))
 
     def _rewrite(self, op, rewriter, const, w, bias) -> None:
@@ -345,8 +346,9 @@ class SparsifyConv(_SparsifyPattern):
 
 @dataclass(frozen=True)
 class SparsifyPass(ModulePass):
-    """Seed 004: threshold/group-prune constant weights (and neurons) into connection
-    data and rewrite gemm/matmul/conv into sparse ops (see the module docstring)."""
+    """Threshold/group-prune constant weights (and neurons) into connection data and
+    rewrite gemm/matmul/conv into sparse ops (see the module docstring and
+    docs/sparse-mapping.md, section 4)."""
 
     name = "sparsify"
 

@@ -22,13 +22,15 @@ def _parser() -> ArgumentParser:
     p.add_argument("--capacity", required=True, type=int, help="core capacity (sum of sizes)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--trials", type=int, default=4, help="random trials per coarsening round "
-                   "and bisection (seed: 4-8)")
+                   "and bisection (the original uses 4-8)")
     p.add_argument("--report", help="write REPORT.json")
     p.add_argument("--plot", help="write a PNG of core load and heaviest traffic")
     p.add_argument("--algorithm", choices=("nnx", "seed"), default="nnx",
-                   help="'seed' = the seed's algorithm exactly; 'nnx' (default) adds "
-                   "eligible-neighbour matching, FM bisection refinement, k-group "
-                   "proportional splits, terminal propagation and hop-cost swaps")
+                   help="'seed' = the original algorithm exactly (docs/neuron-mapping.md, "
+                   "section 2); 'nnx' (default) adds the changes of docs/neuron-mapping.md, "
+                   "section 7: eligible and two-hop matching, FM bisection refinement, "
+                   "proportional k-group splits, fragment repair, terminal propagation, "
+                   "annealing and hop-cost swaps")
     p.add_argument("--groups", type=int, help="number of groups (default: "
                    "ceil(total size / (0.97 capacity)), at most the number of cores)")
     p.add_argument("--keep-levels", metavar="DIR", help="write every coarsened topology "

@@ -24,7 +24,8 @@ def _main(argv: list[str]) -> int:
     c.add_argument("input")
     c.add_argument("output")
     c.add_argument("--vertices-per-member", type=int, default=65536,
-                   help="vertices per zip member (1 = the seed's one member per vertex)")
+                   help="vertices per zip member (1 = the original's one member per vertex, "
+                   "docs/neuron-mapping.md section 7)")
     c.add_argument("--level", type=int, default=1, help="deflate level 0-9 (default 1)")
     i = sub.add_parser("info", help="print counts and totals as JSON")
     i.add_argument("file")

@@ -8,8 +8,8 @@
   constants that only feed shapes, masks or indices are not parameters.
 * `active_values` the values that depend on a parameter through differentiable
   operands (a rule's `inputs`; every operand of an op without a rule).
-* `differentiate` walks the block backwards from the seed gradients, calls each op's
-  rule (nnx/autodiff/rules.py) for the inputs that are active, and sums the
+* `differentiate` walks the block backwards from the initial (seed) gradients, calls
+  each op's rule (nnx/autodiff/rules.py) for the inputs that are active, and sums the
   gradients of a value used several times (one graph.add per extra use).
 """
 
@@ -75,8 +75,8 @@ def differentiate(
     active: set[SSAValue],
     pass_name: str,
 ) -> dict[SSAValue, SSAValue]:
-    """Gradients of the loss w.r.t. every active value it depends on, given the seed
-    gradients (loss-function outputs -> their gradient)."""
+    """Gradients of the loss w.r.t. every active value it depends on, given the initial
+    (seed) gradients of reverse mode (loss-function outputs -> their gradient)."""
     grads: dict[SSAValue, SSAValue] = dict(seeds)
     forward = [op for op in block.ops if isinstance(op, GraphOp)]
     for op in reversed(forward):

@@ -1,4 +1,4 @@
-"""Numpy implementations of the `sparse` dialect (seed 004), keyed by op name.
+"""Numpy implementations of the `sparse` dialect (docs/sparse-mapping.md), keyed by op name.
 
 Each implementation takes the op and the values of its data operands (the operands
 returned by `sparse_operands(op)`: everything but the `after` control group, an
@@ -86,7 +86,7 @@ def _connect(op: Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
     if t.order_name == cd.NEURON:
         return [cd.neuron_connection(x, th, t.form_name)]
     if op.layout_name == sp.IN_OUT:
-        x = np.asarray(x).T  # [in, out] -> the seed's [out, in]
+        x = np.asarray(x).T  # [in, out] -> [out, in], one row per output neuron
     return [cd.weight_connection(x, th, t.form_name, t.order_name)]
 
 

@@ -1,4 +1,5 @@
-"""Greedy graph-growing bisection (seed 003 steps S3-1/S3-2, paragraphs 72-76).
+"""Greedy graph-growing bisection (step S3 of the original; docs/neuron-mapping.md,
+section 2 "Method"; nnx's additions in section 7 "Splitting").
 
 All functions work on a vertex subset ``verts`` of a CSR graph; edges to
 vertices outside the subset (``label[u] != lab``) are ignored, so recursive
@@ -63,7 +64,7 @@ def _grow(indptr, indices, eweight, vsize, verts, loc, label, lab, seed_local, t
           by_count, side, frontier_only, bias):
     """One greedy-growing trial. side[i] = 1 for selected. Returns the cut.
 
-    Seed paragraph 74: selection cost of an unselected vertex = weight of its
+    The original's rule: selection cost of an unselected vertex = weight of its
     edges to unselected vertices minus weight to selected ones; repeatedly move
     the cheapest (min-priority queue) and update its neighbours. Selecting v
     changes the cut by exactly its cost, so the cut is tracked incrementally.
@@ -84,7 +85,7 @@ def _grow(indptr, indices, eweight, vsize, verts, loc, label, lab, seed_local, t
     touched = np.zeros(m, dtype=np.uint8)
     hn = 0
     if not frontier_only:
-        # seed: every unselected vertex is in the queue from the start
+        # original: every unselected vertex is in the queue from the start
         for t in range(m):
             if t != seed_local:
                 hn = _hpush(hk, hv, hn, cost[t], t)
@@ -128,7 +129,7 @@ def _grow(indptr, indices, eweight, vsize, verts, loc, label, lab, seed_local, t
                 nxt = val
                 break
         if nxt < 0:
-            # frontier exhausted (disconnected): seed costs of all unselected
+            # frontier exhausted (disconnected): take the cheapest of all unselected
             best = -1
             bc = np.inf
             for t in range(m):
@@ -153,8 +154,9 @@ def _grow(indptr, indices, eweight, vsize, verts, loc, label, lab, seed_local, t
 def _fm(indptr, indices, eweight, vsize, verts, loc, label, lab, side, lo1, hi1, by_count,
         passes, stall, bias):
     """Fiduccia-Mattheyses refinement of a bisection (nnx improvement, not in the
-    seed): moves boundary vertices by best gain with hill-climbing and rollback,
-    keeping side-1 weight in [lo1, hi1] (or moving towards it)."""
+    original; docs/neuron-mapping.md, section 7 "Splitting"): moves boundary vertices by best
+    gain with hill-climbing and rollback, keeping side-1 weight in [lo1, hi1] (or
+    moving towards it)."""
     m = verts.shape[0]
     ed = np.zeros(m, dtype=np.float64)
     idg = np.zeros(m, dtype=np.float64)
@@ -314,13 +316,13 @@ def bisect(g: Graph, verts: np.ndarray, label: np.ndarray, lab: int, loc: np.nda
            bias: np.ndarray | None = None, fm_passes: int = 4) -> np.ndarray:
     """Bisect the vertices ``verts`` (all with ``label == lab``).
 
-    Seed paragraphs 74-76: ``trials`` (4-8) greedy-growing runs from random
-    seed vertices, each stopping once the selected set reaches ``target``
-    (half the vertex count in the seed; a size target in nnx's proportional
-    mode); the lowest cut wins. With ``refine="fm"`` every trial is improved by
-    FM within [lo1, hi1] before comparing (nnx improvement; ``"none"`` is the
-    seed). ``frontier_only=False`` is the seed's queue holding every unselected
-    vertex (a far-away low-degree vertex can then be picked before a frontier
+    As in the original (docs/neuron-mapping.md, section 2, step 3): ``trials`` (4-8)
+    greedy-growing runs from random start vertices, each stopping once the selected
+    set reaches ``target`` (half the vertex count in the original; a size target in
+    nnx's proportional mode); the lowest cut wins. With ``refine="fm"`` every trial
+    is improved by FM within [lo1, hi1] before comparing (nnx improvement; ``"none"``
+    is the original). ``frontier_only=False`` is the original's queue holding every
+    unselected vertex (a far-away low-degree vertex can then be picked before a frontier
     vertex); True keeps only vertices adjacent to the selected set in the
     queue until it runs dry (METIS-like growing). ``bias[i]`` (placement's
     terminal propagation) is a reward for putting vertex i on side 1; the
@@ -350,9 +352,9 @@ def recursive_bisection(g: Graph, capacity: int, *, nparts: int | None, trials: 
                         refine: str = "fm", imbalance: float = 0.01,
                         frontier_only: bool = True,
                         rng: np.random.Generator, progress=None) -> tuple[np.ndarray, int]:
-    """Initial partition of the coarsest graph (seed paragraphs 73-76).
+    """Initial partition of the coarsest graph (docs/neuron-mapping.md, section 2, step 3).
 
-    ``nparts=None`` is the seed's rule: halve by vertex count and recurse
+    ``nparts=None`` is the original's rule: halve by vertex count and recurse
     while a part's total size exceeds ``capacity``; the number of groups is
     whatever results. With ``nparts=k`` (nnx) a set destined for k groups is
     split into ceil(k/2) and floor(k/2) groups with a proportional size

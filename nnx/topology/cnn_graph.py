@@ -1,5 +1,6 @@
-"""Neuron graphs of convolutional / fully connected layers (seed 003, paragraph 2:
-every output element of a layer is a neuron; its receptive field is its synapses).
+"""Neuron graphs of convolutional / fully connected layers: every output element of
+a layer is a neuron, and its receptive field gives its synapses (docs/neuron-mapping.md,
+section 3.2, "Neurons").
 
 Used by the benchmarks and meant for the ``neuron-group-map`` pass: the pass
 hands per-layer shapes and weights as numpy arrays and gets a synapse list.

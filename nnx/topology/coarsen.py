@@ -1,4 +1,5 @@
-"""Coarsening by heavy-edge pairing (seed 003 steps S2-1/S2-2, paragraphs 66-71)."""
+"""Coarsening by heavy-edge pairing (step S2 of the original; docs/neuron-mapping.md,
+section 2 "Method"; nnx's additions in section 7 "Coarsening")."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .graph import Graph
 def _match(indptr, indices, eweight, vsize, perm, max_size, eligible_only, strong):
     """One random-order pairing pass. Returns (match, dropped_weight).
 
-    Seed paragraph 67: for each vertex (random order) take its heaviest edge;
+    The original's rule: for each vertex (random order) take its heaviest edge;
     pair the two ends if neither is paired yet and the merged size is at most
     ``max_size`` (capacity / 15). With ``eligible_only`` (nnx improvement) the
     heaviest edge *among the still-pairable neighbours* is taken instead, as in
@@ -165,7 +166,7 @@ class Level:
 def coarsen_once(g: Graph, max_size: int, trials: int, rng: np.random.Generator,
                  matching: str = "eligible", two_hop: bool = False,
                  two_hop_min: float = 0.25, match_strong: float = 0.0) -> Level:
-    """Seed paragraphs 67-70: run ``trials`` (4-8) random pairings and contract the
+    """As in the original: run ``trials`` (4-8) random pairings and contract the
     one with the largest drop in total edge weight (the weight of the edges
     that disappear inside merged pairs). With ``two_hop`` (nnx) and more than
     ``two_hop_min`` of the vertices unpaired, :func:`_two_hop` pairs the
@@ -189,12 +190,14 @@ def coarsen(g: Graph, capacity: int, *, trials: int = 4, size_fraction: float = 
             two_hop: bool = False, match_strong: float = 0.0, rng: np.random.Generator,
             on_level=None) -> list[Level]:
     """Repeat :func:`coarsen_once` until a round shrinks the vertex count by less
-    than ``min_reduction`` (20 %, seed paragraph 71). Merged vertices may not
-    exceed ``capacity * size_fraction`` (1/15, paragraph 69).
+    than ``min_reduction`` (20 %). Merged vertices may not exceed
+    ``capacity * size_fraction`` (1/15). Both are the original's values
+    (docs/neuron-mapping.md, section 2, step 2).
 
-    ``min_vertices`` (0 = seed behaviour) stops early once the graph is that
-    small. ``on_level(level)`` is called after each round (e.g. to write the
-    intermediate topology to disk, seed paragraph 8).
+    ``min_vertices`` (0 = the original's behaviour) stops early once the graph is
+    that small. ``on_level(level)`` is called after each round (e.g. to write the
+    intermediate topology to disk in the input's format, as the original does;
+    docs/neuron-mapping.md, section 3.1, ``--keep-levels``).
     """
     max_size = max(1, int(capacity * size_fraction))
     levels: list[Level] = []

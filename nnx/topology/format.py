@@ -1,4 +1,5 @@
-"""On-disk topology format of seed 003 (step S1, paragraphs 23-25 and 63-65).
+"""On-disk topology format (step S1 of the original; docs/neuron-mapping.md,
+section 3.1 "Topology file format").
 
 A topology file is a deflate-compressed zip archive:
 
@@ -9,7 +10,7 @@ A topology file is a deflate-compressed zip archive:
 ``v/00000000``, ``v/00000001``, ... (M members, in order)
     concatenated *vertex records* for consecutive vertices. Every integer is an
     unsigned varint (LEB128: 7 data bits per byte, low group first, high bit set
-    = more bytes follow; seed paragraph 65). A vertex record is::
+    = more bytes follow). A vertex record is::
 
         vertex id, vertex size, vertex weight, edge count E,
         E x (flag, other vertex, edge size, edge weight)
@@ -26,12 +27,12 @@ A topology file is a deflate-compressed zip archive:
     is ``int``, or of the IEEE-754 float32 bit pattern when it is ``f32bits``
     (lossless for non-integer weights).
 
-Deviation from the seed: the seed writes one member file per vertex. With a
+Departure from the original, which writes one member file per vertex. With a
 million vertices that is a million zip members (a 60+ MB central directory and
-one zlib stream per vertex); measured in README.md ("Neuron topology mapping") it is several times
-slower to write and read than grouping consecutive vertices into members of at
-most ``vertices_per_member`` vertices / ``records_per_member`` edge records.
-``vertices_per_member=1`` gives the seed's one-member-per-vertex layout, and
+one zlib stream per vertex); measured (docs/neuron-mapping.md, section 7, "File format"),
+it is several times slower to write and read than grouping consecutive vertices into
+members of at most ``vertices_per_member`` vertices / ``records_per_member`` edge records.
+``vertices_per_member=1`` gives the original's one-member-per-vertex layout, and
 the reader accepts both.
 
 Hostile input: member names must be exactly the ones above (no paths), the
@@ -269,10 +270,10 @@ def write_synapses(
     records_per_member: int = 1 << 21,
     compresslevel: int = 1,
 ) -> None:
-    """Write a directed synapse list (pre -> post) in the seed's zip format.
+    """Write a directed synapse list (pre -> post) in the topology zip format.
 
     Each synapse is stored under both ends (flag 1 at ``pre``, flag 2 at
-    ``post``) so that adjacency is grouped per vertex (seed paragraph 25).
+    ``post``) so that adjacency is grouped per vertex.
     """
     pre = np.asarray(pre, dtype=np.int64)
     post = np.asarray(post, dtype=np.int64)
@@ -301,7 +302,7 @@ def write_graph(
 ) -> None:
     """Write an (intermediate, undirected) topology: every edge gets flag 3.
 
-    Seed paragraph 8: the topologies produced by later steps are saved in the
+    As in the original, the topologies produced by later steps are saved in the
     same format as the input.
     """
     nnz = g.nnz

@@ -1,7 +1,8 @@
-"""Undirected weighted CSR graphs for the neuron-topology mapper (seed 003).
+"""Undirected weighted CSR graphs for the neuron-topology mapper (docs/neuron-mapping.md).
 
-Seed 003 (paragraph 2, 5) treats the network as a topology: neurons are vertices
-with a *size* (what they cost on a core), synapses are edges with a *weight*.
+The mapping method (docs/neuron-mapping.md, section 1 "Problem") treats the network as a
+topology: neurons are vertices with a *size* (what they cost on a core), synapses are
+edges with a *weight*.
 The partitioner works on an undirected view in which the synapses u->v and v->u
 (and parallel synapses) become one edge whose weight is the sum of theirs.
 
@@ -123,9 +124,9 @@ def from_edges(
 ) -> Graph:
     """Build the undirected, duplicate-merged CSR graph of a directed synapse list.
 
-    Seed 003 paragraph 2: synapses u->v are the topology's edges; the partitioner
-    treats them as undirected with summed (absolute) weights. Self-synapses are
-    dropped (they never cross a cut).
+    Synapses u->v are the topology's edges; the partitioner treats them as
+    undirected with summed (absolute) weights. Self-synapses are dropped (they never
+    cross a cut).
     """
     pre = np.ascontiguousarray(pre)
     post = np.ascontiguousarray(post)
@@ -244,8 +245,9 @@ def _quotient_dense_merge(a, b, w, k):
 
 
 def quotient_graph(g: Graph, part: np.ndarray, k: int) -> Graph:
-    """The group graph of seed 003 paragraph 84: one vertex per part, edge weights
-    summed over the synapses between two parts; vertex size = part load."""
+    """The group graph that placement works on (docs/neuron-mapping.md, section 2, step 6):
+    one vertex per part, edge weights summed over the synapses between two parts;
+    vertex size = part load."""
     part = np.ascontiguousarray(part, dtype=np.int64)
     a, b, w = _quotient(g.indptr, g.indices, g.eweight, part, k)
     indptr, idx, ww = _quotient_dense_merge(a, b, w, k)

@@ -1,5 +1,5 @@
 """Loading neuron topologies from the inputs nnx-map and nnx-topo accept: the
-seed-003 zip format (:mod:`nnx.topology.format`) or an ``.npz`` edge list with
+topology zip format (:mod:`nnx.topology.format`) or an ``.npz`` edge list with
 int arrays ``pre``, ``post``, optional float ``weight`` (|weight| is used,
 default 1) and optional int ``size`` per neuron (default 1)."""
 

@@ -1,4 +1,4 @@
-"""The whole neuron -> core mapping of seed 003 (steps S1-S10, paragraph 46)."""
+"""The whole neuron -> core mapping (steps S1-S10; docs/neuron-mapping.md, sections 2 and 3)."""
 
 from __future__ import annotations
 
@@ -16,27 +16,29 @@ from .refine import refine
 @dataclass
 class PlaceOptions:
     trials: int = 4
-    bisect_refine: str = "fm"     # "none" = seed
-    frontier_only: bool = True    # False = seed
-    terminal: bool = True         # terminal propagation in placement bisection; False = seed
-    force_cost: str = "hop"       # "force" = seed swap cost
-    fraction: float = 0.05        # top 5 % most stressed groups (seed)
+    bisect_refine: str = "fm"     # "none" = original
+    frontier_only: bool = True    # False = original
+    terminal: bool = True         # terminal propagation in placement bisection; False = original
+    force_cost: str = "hop"       # "force" = the original's swap cost
+    fraction: float = 0.05        # top 5 % most stressed groups (original)
     radius: int = 2
     max_iter: int = 200
-    hop_refine: float = 1.0       # >0: hop-aware final refinement weight (nnx); 0 = seed
+    hop_refine: float = 1.0       # >0: hop-aware final refinement weight (nnx); 0 = original
     hop_refine_passes: int = 16
     hop_all: bool = True          # hop term for every candidate move (nnx)
     place_filter: float = 0.1     # placement bisects the group graph without edges below
-                                  # this x the heaviest edge of an end (nnx); 0 = seed
+                                  # this x the heaviest edge of an end (nnx); 0 = original
     swap_radius: int = 3          # hop-cost swap refinement after force-directed (nnx)
-    swap_sweeps: int = 30         # 0 = seed (off)
-    central: bool = True          # spare cores are the region's corners (nnx); False = seed
+    swap_sweeps: int = 30         # 0 = original (off)
+    central: bool = True          # spare cores are the region's corners (nnx); False = original
     anneal_moves: int = 20000     # simulated annealing on the strong-edge group graph,
-                                  # moves per group (nnx); 0 = seed (off)
+                                  # moves per group (nnx); 0 = original (off)
     anneal_t: float = 3.0         # its start temperature x a group's mean weighted degree
 
     @classmethod
     def seed(cls, **kw) -> "PlaceOptions":
+        """The original placement exactly (``--algorithm seed``); docs/neuron-mapping.md,
+        section 7 lists what the defaults add. Keyword arguments override fields."""
         base = dict(bisect_refine="none", frontier_only=False, terminal=False,
                     force_cost="force", hop_refine=0.0, place_filter=0.0, swap_sweeps=0,
                     central=False, anneal_moves=0)
@@ -69,7 +71,7 @@ def map_graph(g: Graph, mesh_w: int, mesh_h: int, capacity: int, *, seed: int = 
               popts: PartitionOptions | None = None, plopts: PlaceOptions | None = None,
               progress=None, on_level=None) -> MapResult:
     """Partition ``g`` into groups that fit ``capacity``, place them on a
-    ``mesh_w`` x ``mesh_h`` mesh, and return the neuron -> core map (seed step S10)."""
+    ``mesh_w`` x ``mesh_h`` mesh, and return the neuron -> core map (step S10)."""
     popts = popts or PartitionOptions()
     plopts = plopts or PlaceOptions()
     rng = np.random.default_rng(seed)

@@ -1,5 +1,6 @@
 """Multilevel partition of a neuron topology into core-sized groups
-(seed 003 steps S2-S6: coarsen, bisect, uncoarsen with refinement, groups)."""
+(steps S2-S6: coarsen, bisect, uncoarsen with refinement, groups; docs/neuron-mapping.md,
+sections 2 and 3)."""
 
 from __future__ import annotations
 
@@ -21,18 +22,19 @@ class MappingError(ValueError):
 
 @dataclass
 class PartitionOptions:
-    """Parameters of the seed (defaults in brackets) and nnx's improvements.
+    """Parameters of the original algorithm (its values in brackets) and nnx's
+    improvements (docs/neuron-mapping.md, section 7).
 
-    seed presets: ``PartitionOptions.seed()`` reproduces the seed exactly.
+    ``PartitionOptions.seed()`` reproduces the original exactly.
     """
 
     trials: int = 4                 # random trials in coarsening and bisection [4-8]
     size_fraction: float = 1 / 15   # merged vertex size <= capacity * this [1/15]
     min_reduction: float = 0.2      # stop coarsening below this reduction [20 %]
-    matching: str = "eligible"      # "heaviest" (seed) | "eligible" (nnx)
-    split: str = "proportional"     # "halving" (seed) | "proportional" (nnx, k groups)
-    bisect_refine: str = "fm"       # "none" (seed) | "fm" (nnx)
-    frontier_only: bool = True      # False = seed's queue of all unselected vertices
+    matching: str = "eligible"      # "heaviest" (original) | "eligible" (nnx)
+    split: str = "proportional"     # "halving" (original) | "proportional" (nnx, k groups)
+    bisect_refine: str = "fm"       # "none" (original) | "fm" (nnx)
+    frontier_only: bool = True      # False = original's queue of all unselected vertices
     refine_passes: int = 8          # sweeps of the move-cost refinement per level
     balance: bool = True            # let overloaded parts shed vertices (nnx)
     imbalance: float = 0.01         # bisection size tolerance (nnx proportional)
@@ -51,6 +53,8 @@ class PartitionOptions:
 
     @classmethod
     def seed(cls, **kw) -> "PartitionOptions":
+        """The original partitioning exactly (``--algorithm seed``); docs/neuron-mapping.md,
+        section 7 lists what the defaults add. Keyword arguments override fields."""
         base = dict(matching="heaviest", split="halving", bisect_refine="none",
                     frontier_only=False, balance=False, joint=False, repair=False,
                     local_balance=False, two_hop=False, match_strong=0.0, bisect_filter=0.0)
@@ -71,7 +75,7 @@ class PartitionResult:
 
 def plan_groups(total_size: int, max_size: int, capacity: int, cores: int,
                 opts: PartitionOptions) -> int | None:
-    """Check a request before any work; return the group count (None = seed halving)."""
+    """Check a request before any work; return the group count (None = the original's halving)."""
     if capacity <= 0:
         raise MappingError(f"capacity must be positive (got {capacity})")
     if max_size > capacity:
@@ -97,7 +101,7 @@ def plan_groups(total_size: int, max_size: int, capacity: int, cores: int,
 def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
               rng: np.random.Generator, progress=None, on_level=None,
               mesh: tuple[int, int] | None = None) -> PartitionResult:
-    """Seed steps S2-S6 on graph ``g``: returns a group per vertex such that every
+    """Steps S2-S6 on graph ``g``: returns a group per vertex such that every
     group's total size fits ``capacity``."""
     times = {}
     total = int(g.vsize.sum())
@@ -166,7 +170,7 @@ def partition(g: Graph, capacity: int, cores: int, opts: PartitionOptions,
             progress("uncoarsen", len(levels) - li + 1, len(levels) + 1)
     times["uncoarsen"] = time.perf_counter() - t
     loads = np.bincount(part, weights=g.vsize, minlength=nparts).astype(np.int64)
-    # groups = non-empty parts, renumbered (seed step S6)
+    # groups = non-empty parts, renumbered (step S6)
     used = np.flatnonzero(loads > 0)
     if used.shape[0] != nparts:
         remap = np.full(nparts, -1, dtype=np.int64)

@@ -1,5 +1,5 @@
-"""Placement of neuron groups on the core mesh (seed 003 steps S7-S9,
-paragraphs 82-89)."""
+"""Placement of neuron groups on the core mesh (steps S7-S9 of the original;
+docs/neuron-mapping.md, section 2 "Method"; nnx's additions in section 7 "Placement")."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .graph import Graph
 
 
 def choose_region(k: int, mesh_w: int, mesh_h: int) -> tuple[int, int]:
-    """Seed paragraph 83: a rectangle of cores holding at least the k groups;
+    """A rectangle of cores holding at least the k groups (as in the original);
     the smallest such area that fits the mesh, the squarest on ties."""
     best = None
     for h in range(1, mesh_h + 1):
@@ -27,8 +27,8 @@ def choose_region(k: int, mesh_w: int, mesh_h: int) -> tuple[int, int]:
 
 
 def usable_cores(k: int, rw: int, rh: int, central: bool) -> np.ndarray:
-    """Mask of the k usable cores of a rw x rh region (seed paragraph 83: spare
-    cores are marked unusable). The seed does not say which; ``central=False``
+    """Mask of the k usable cores of a rw x rh region (the original marks spare
+    cores unusable but does not say which); ``central=False``
     takes the first k in row-major order, ``central=True`` (nnx) the k with the
     smallest mean Manhattan distance to the region's cores, so the spares are
     the corners: traffic between random pairs of groups then travels less
@@ -70,7 +70,7 @@ def _terminal_bias(indptr, indices, eweight, groups, label, lab, cx, cy, ax, ay,
 def initial_placement(q: Graph, mesh_w: int, mesh_h: int, *, trials: int = 4,
                       refine: str = "fm", frontier_only: bool = True, terminal: bool = True,
                       central: bool = False, rng: np.random.Generator) -> np.ndarray:
-    """Recursive bisection placement (seed paragraphs 83-85).
+    """Recursive bisection placement (docs/neuron-mapping.md, section 2, step 6).
 
     The region (``choose_region``) has as many usable cores as groups; the
     spare cores (last ones in row-major order of the region) are unusable.
@@ -79,10 +79,10 @@ def initial_placement(q: Graph, mesh_w: int, mesh_h: int, *, trials: int = 4,
     each half gets exactly as many groups as its sub-region has usable cores);
     recursion stops at one group per core. Returns core index (y*W+x) per group.
 
-    ``central=True`` (nnx; False = seed) makes the spare cores the region's
+    ``central=True`` (nnx; False = original) makes the spare cores the region's
     outermost ones instead of the last ones in row-major order (``usable_cores``).
 
-    ``terminal=True`` (nnx improvement; False = seed) adds terminal propagation:
+    ``terminal=True`` (nnx improvement; False = original) adds terminal propagation:
     regions are split breadth first and a group's edges to groups outside the
     set being split pull it towards the sub-region nearer to their current
     region's centre, so neighbouring regions are oriented towards each other.
@@ -251,7 +251,7 @@ def _force_directed(indptr, indices, eweight, px, py, grid, fraction, radius, ma
 def force_directed(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *,
                    fraction: float = 0.05, radius: int = 2, max_iter: int = 200,
                    cost: str = "hop") -> tuple[np.ndarray, int]:
-    """Force-directed refinement (seed paragraphs 86-89).
+    """Force-directed refinement (docs/neuron-mapping.md, section 2, step 7).
 
     An edge of weight w between groups u at (xu, yu) and v at (xv, yv) pulls u
     by w*(xv-xu, yv-yu) and v the opposite way. Each iteration takes the
@@ -259,7 +259,7 @@ def force_directed(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *,
     each it looks at the cores within ``radius`` in the half-plane of its force
     and swaps with the group of lowest swap cost if that cost is negative;
     iterations stop when nothing swaps or after ``max_iter``.
-    ``cost="force"`` is the seed's swap cost (change of |net force| of the two
+    ``cost="force"`` is the original's swap cost (change of |net force| of the two
     groups); ``cost="hop"`` (nnx default) is the exact change of hop traffic,
     which is the quantity being minimised. Spare cores never receive a group.
     Returns (core per group, number of swaps).
@@ -300,7 +300,7 @@ def _filter_edges(indptr, indices, eweight, frac):
 
 
 def strong_edges(q: Graph, frac: float) -> Graph:
-    """The group graph without its weak edges (nnx, not in the seed): keep an edge
+    """The group graph without its weak edges (nnx, not in the original): keep an edge
     when its weight is at least ``frac`` x the heaviest edge of one of its ends.
 
     On graphs where a share of the synapses are long-range and spread evenly
@@ -377,13 +377,13 @@ def _swap_refine(indptr, indices, eweight, px, py, grid, radius, sweeps, perm):
 
 def swap_refine(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *, radius: int = 3,
                 sweeps: int = 30, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Hop-cost swap refinement of a placement (nnx, not in the seed).
+    """Hop-cost swap refinement of a placement (nnx, not in the original).
 
     Every group in turn (random order) looks at each core within ``radius``
     (Chebyshev) and swaps with its group, or moves there when it is free, if
     that lowers the exact hop traffic (sum of w x Manhattan distance over the
     group graph) most; sweeps repeat until nothing moves or ``sweeps``. Unlike
-    the seed's force-directed step there is no direction restriction and no
+    the original's force-directed step there is no direction restriction and no
     top-5 % selection: on graphs where long-range synapses pull every group
     towards the mesh centre, the net force says little about which swap helps.
     Returns (core per group, moves)."""
@@ -402,10 +402,10 @@ def bisect_on_mesh(g: Graph, capacity: int, k: int, mesh_w: int, mesh_h: int, *,
                    trials: int = 4, refine: str = "fm", imbalance: float = 0.01,
                    frontier_only: bool = True, terminal: bool = True,
                    bias_filter: float = 0.1, rng: np.random.Generator, progress=None):
-    """Partition and place at once (nnx, not in the seed): the recursive bisection
+    """Partition and place at once (nnx, not in the original): the recursive bisection
     of the (coarsest) neuron graph follows the placement's region recursion.
 
-    The seed partitions first (S3) and then places the groups by bisecting the
+    The original partitions first (S3) and then places the groups by bisecting the
     group graph over the core region (S8). Here the region with k usable cores
     (``choose_region``) is cut at the middle of its longer side, as in S8, and the
     *vertex* set destined for it is bisected at the same time, in proportion to
@@ -520,7 +520,7 @@ def _anneal(indptr, indices, eweight, px, py, grid, radius, moves, t0, seed):
 
 def anneal(q: Graph, core: np.ndarray, mesh_w: int, mesh_h: int, *, moves_per_group: int = 2000,
            radius: int = 3, t_start: float = 0.05, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Simulated annealing of a placement (nnx, not in the seed): random swaps or
+    """Simulated annealing of a placement (nnx, not in the original): random swaps or
     moves of a group within Chebyshev ``radius``, exact hop-traffic change on
     ``q`` (meant for the strong-edge group graph), Metropolis acceptance with a
     geometric cooling from ``t_start`` x the mean weighted degree of a group to

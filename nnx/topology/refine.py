@@ -1,5 +1,5 @@
-"""Move-cost refinement during uncoarsening (seed 003 steps S5-1/S5-2,
-paragraphs 77-81)."""
+"""Move-cost refinement during uncoarsening (step S5 of the original;
+docs/neuron-mapping.md, section 2 "Method"; nnx's additions in section 7 "Uncoarsening")."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from .graph import Graph
 @nb.njit(cache=True)
 def _refine(indptr, indices, eweight, vsize, part, load, cap, perm, passes, balance,
             core_x, core_y, hop_weight, hop_all, teleport):
-    """Seed paragraphs 79-80, in numba.
+    """The original's move-cost refinement, in numba.
 
     For vertex v in part i, W_k = weight of v's edges into part k; moving v to
     k costs c_ik = W_i - W_k. Vertices are visited in random order (``perm``);
     the lowest-cost part is tried first and, when it would exceed ``cap``, the
-    next lowest (paragraph 80); only negative costs are taken. Loads and
+    next lowest; only negative costs are taken. Loads and
     therefore later costs are updated after every move.
 
-    nnx additions (both off in seed mode): ``balance`` lets a vertex of an
+    nnx additions (both off with ``--algorithm seed``): ``balance`` lets a vertex of an
     over-capacity part move at non-negative cost (cheapest first, else to the
     lightest part) so that coarse-level overloads are repaired; ``hop_weight``
     > 0 adds hop_weight x (change of sum w x Manhattan distance between the
@@ -148,7 +148,7 @@ def refine(g: Graph, part: np.ndarray, nparts: int, capacity: int, *, passes: in
            hop_weight: float = 0.0, hop_all: bool = False, teleport: bool = True) -> int:
     """Refine ``part`` (int64, in place) on graph ``g``; returns the number of moves.
 
-    ``passes`` bounds the repetitions of the random-order sweep (paragraph 80:
+    ``passes`` bounds the repetitions of the random-order sweep (as in the original,
     moves change other vertices' costs, so the sweep is repeated until nothing
     moves)."""
     load = np.bincount(part, weights=g.vsize, minlength=nparts).astype(np.int64)

@@ -1,4 +1,5 @@
-"""REPORT.json of nnx-map (issue 4, item 3) and small I/O helpers shared by the tools."""
+"""REPORT.json of nnx-map (docs/neuron-mapping.md, section 4) and small I/O helpers
+shared by the tools."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Property tests of the mapping-unit semantics of seed 004 (nnx/connection_data.py).
+"""Property tests of the mapping-unit semantics (nnx/connection_data.py;
+docs/sparse-mapping.md, section 3).
 
 For random neurons, weights and thresholds, every path (direct, stride, mixed both
 ways, both weight orders) must select exactly the (input neuron, weight) pairs that a
 plain numpy mask selects; conversions round-trip; group pruning agrees with a loop
-reimplementation written from the claim text.
+reimplementation written from the description in docs/sparse-mapping.md, section 2.
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ def fc_case(draw):
 
 
 # --------------------------------------------------------------------------------------
-# Reference implementations, written as loops straight from the claims
+# Reference implementations, written as loops straight from the method
+# (docs/sparse-mapping.md, section 2)
 # --------------------------------------------------------------------------------------
 
 
 def ref_stride(bits: list[int]) -> list[int]:
-    """Claim 6: distance of each kept element from the previous kept one (first: from 0)."""
+    """Stride index: distance of each kept element from the previous kept one (first: from 0)."""
     out, prev = [], 0
     for i, b in enumerate(bits):
         if b:
@@ -60,7 +62,7 @@ def ref_stride(bits: list[int]) -> list[int]:
 
 
 def ref_group_prune(x: np.ndarray, groups: int, t: float, count_t: int) -> np.ndarray:
-    """Claim 11 with loops: delete a group unless its count of |x| <= t is <= count_t."""
+    """Group pruning with loops: delete a group unless its count of |x| <= t is <= count_t."""
     flat = [float(v) for v in x.reshape(-1)]
     n = len(flat)
     out = list(flat)
@@ -145,7 +147,7 @@ def test_bad_stride_is_rejected():
         cd.combine(np.ones(3, np.uint8), "direct", np.ones(4, np.uint8), "direct")
 
 
-def test_stride_example_from_the_claims():
+def test_stride_example():
     # kept at positions 1, 3, 4, 7 -> strides 1, 2, 1, 3
     x = np.array([0, 2, 0, 3, 4, 0, 0, 5], np.float32)
     assert unpad(cd.stride_index(x, 0.5)) == [1, 2, 1, 3]
@@ -234,7 +236,7 @@ def test_combine_two_of_a_kind(rows, length, data):
                 assert np.array_equal(cd.convert(c, form, cd.DIRECT), expect)
 
 
-def test_select_neurons_claim_21():
+def test_select_neurons_by_their_own_connection_data():
     x = np.array([[0.0, 2, 0, 3]], np.float32)
     for form in FORMS:
         c = cd.neuron_connection(x, 0.5, form)

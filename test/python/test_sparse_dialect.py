@@ -1,5 +1,6 @@
-"""The sparse dialect (seed 004): build, verify, print/parse round-trips (custom and
-generic), invalid IR, and the numpy implementations of every op."""
+"""The sparse dialect (docs/sparse-mapping.md, section 4): build, verify, print/parse
+round-trips (custom and generic), invalid IR, and the numpy implementations of every
+op."""
 
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ def test_invalid_ops(line, message):
 
 
 def test_valid_connect_on_neurons_per_output_is_weight_view():
-    # a [2, 8] tensor read as weights [out=2, in=8] is legal (it is the seed's matrix)
+    # a [2, 8] tensor read as weights [out=2, in=8] is legal (one row per output neuron)
     text = (
         "func.func @f(%x: tensor<2x8xf32>) {\n"
         "  %c = sparse.connect %x {threshold = 0.5 : f64} : tensor<2x8xf32> -> "

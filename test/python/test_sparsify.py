@@ -1,4 +1,4 @@
-"""Differential tests of the `sparsify` pass (seed 004).
+"""Differential tests of the `sparsify` pass (docs/sparse-mapping.md, section 4).
 
 A small ONNX model (conv -> relu -> reshape -> gemm -> relu -> matmul) is imported and
 interpreted before and after `sparsify`:
@@ -183,7 +183,7 @@ def test_neuron_threshold_positive_prunes_activations(model, x):
 
 
 def _ref_group_keep(flat: np.ndarray, groups: int, t: float, count: int) -> np.ndarray:
-    """Claim 11 with loops: element keep-mask of a row-major weight sequence."""
+    """Group pruning with loops: element keep-mask of a row-major weight sequence."""
     n = flat.size
     keep = np.ones(n, bool)
     start = 0
@@ -208,7 +208,7 @@ def test_weight_group_pruning_equals_numpy(model, x):
     w = weights_of(model)
     pruned = {}
     for k in WEIGHTS:
-        # per-output order: the seed's [out, in] matrix, row-major
+        # per-output order: the [out, in] matrix (one row per output neuron), row-major
         out_in = w[k].reshape(w[k].shape[0], -1) if k != "W3" else w[k].T
         keep = _ref_group_keep(out_in.reshape(-1), groups, gt, gc).reshape(out_in.shape)
         assert 0 < keep.sum() < keep.size  # the case prunes something, not everything

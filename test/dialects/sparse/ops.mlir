@@ -1,4 +1,4 @@
-// The sparse dialect (seed 004): every op and the connection-data type round-trip
+// The sparse dialect (docs/sparse-mapping.md, section 4): every op and the connection-data type round-trip
 // through the custom and the generic form.
 
 // RUN: nnx-opt %s | FileCheck %s

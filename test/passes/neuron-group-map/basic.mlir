@@ -1,5 +1,6 @@
-// neuron-group-map (seed 003): every conv/gemm/matmul output element is a neuron;
-// relu/pool/reshape alias neurons; each layer op gets the cores its neurons occupy.
+// neuron-group-map (docs/neuron-mapping.md, section 3.2): every conv/gemm/matmul
+// output element is a neuron; relu/pool/reshape alias neurons; each layer op gets the
+// cores its neurons occupy.
 
 // RUN: nnx-opt %s --pass-pipeline='builtin.module(neuron-group-map{mesh=4x4 capacity=64 seed=1})' | FileCheck %s
 // RUN: nnx-opt %s --pass-pipeline='builtin.module(neuron-group-map{mesh=4x4 capacity=64 seed=1})' | nnx-opt | FileCheck %s

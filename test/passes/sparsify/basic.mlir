@@ -1,5 +1,6 @@
-// sparsify (seed 004): constant weights pruned at |w| <= 0.5 into a new constant,
-// direct per-output connection data built from it, and the compute op made sparse.
+// sparsify (docs/sparse-mapping.md, section 4): constant weights pruned at |w| <= 0.5
+// into a new constant, direct per-output connection data built from it, and the
+// compute op made sparse.
 
 // RUN: nnx-opt %s --pass-pipeline='builtin.module(sparsify{weight-threshold=0.5})' | FileCheck %s
 // RUN: nnx-opt %s -p 'sparsify{weight-threshold=0.5}' | nnx-opt | FileCheck %s
@@ -18,7 +19,7 @@ func.func @gemm(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
   func.return %y : tensor<2x3xf32>
 }
 
-// transB = 0: the weights become the seed's [out, in] = B^T
+// transB = 0: the weights become [out, in] = B^T (one row per output neuron)
 // CHECK-LABEL: func.func @gemm_b_in_out
 // CHECK:         graph.constant dense<{{\[}}[0.000000e+00, 0.000000e+00], [2.000000e+00, -3.000000e+00]]> : tensor<2x2xf32>
 // CHECK:         sparse.fc(%x, %{{.*}}) conn(%{{.*}}) {nnx.sparsity = 5.000000e-01 : f32}

@@ -1,4 +1,4 @@
-"""Seed-003 topology file format: varints, round trips, hostile files."""
+"""Topology file format (docs/neuron-mapping.md, section 3.1): varints, round trips, hostile files."""
 
 import json
 import resource
@@ -50,7 +50,7 @@ def test_synapse_roundtrip(tmp_path, vpm):
     assert abs(g2.total_edge_weight() - g.total_edge_weight()) < 1e-3
     if vpm == 1:
         with zipfile.ZipFile(p) as zf:
-            assert len(zf.namelist()) == n + 1  # the seed's one member per vertex
+            assert len(zf.namelist()) == n + 1  # the original's one member per vertex
 
 
 def test_integer_weights_use_int_encoding(tmp_path):

@@ -1,6 +1,6 @@
-"""The neuron-group-map pass (seed 003 on a graph-dialect model): the map it writes
-covers every neuron of the model, fits the capacity, agrees with the `nnx.cores`
-annotations and is deterministic for a seed."""
+"""The neuron-group-map pass on a graph-dialect model (docs/neuron-mapping.md, section
+3.2): the map it writes covers every neuron of the model, fits the capacity, agrees
+with the `nnx.cores` annotations and is deterministic for a seed."""
 
 import os
 import re

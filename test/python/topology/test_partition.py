@@ -1,4 +1,4 @@
-"""Partitioning and placement (seed 003): capacity, quality vs pymetis, determinism."""
+"""Partitioning and placement (docs/neuron-mapping.md): capacity, quality vs pymetis, determinism."""
 
 import numpy as np
 import pytest
@@ -41,7 +41,7 @@ def test_coarsening_respects_size_limit_and_stops(sheet):
         assert b <= 0.8 * a
 
 
-def test_seed_matching_pairs_fewer(sheet):
+def test_heaviest_edge_matching_pairs_fewer_than_eligible(sheet):
     rng = np.random.default_rng(0)
     a = C.coarsen_once(sheet, 10, 4, rng, "heaviest").graph.n
     b = C.coarsen_once(sheet, 10, 4, rng, "eligible").graph.n
@@ -76,7 +76,7 @@ def test_strong_matching_keeps_pairs_local():
     assert n1 > 0.95 * n0
 
 
-def test_recursive_bisection_seed_halving_fits(sheet):
+def test_recursive_bisection_original_halving_fits(sheet):
     part, k = recursive_bisection(sheet, 1200, nparts=None, trials=4, refine="none",
                                   frontier_only=False, rng=np.random.default_rng(1))
     loads = np.bincount(part, minlength=k)
@@ -103,7 +103,7 @@ def test_within_capacity_and_close_to_metis(graph, request):
     assert ev["hop_traffic"] <= 1.0 * evm["hop_traffic"]
 
 
-def test_seed_algorithm_runs_and_fits(sheet):
+def test_original_algorithm_runs_and_fits(sheet):
     res = map_graph(sheet, 8, 8, 400, seed=1, popts=PartitionOptions.seed(),
                     plopts=PlaceOptions.seed())
     ev = evaluate(sheet, res.core, 8, 400)
