@@ -408,15 +408,19 @@ def parse_program(text: str, path: str = "<program>") -> Program:
     return prog
 
 
-def read_program(path: str) -> Program:
+def read_text(path: str) -> str:
+    """The text of an assembly file; an unreadable or binary file is an AsmError."""
     try:
         with open(path, encoding="utf-8") as f:
-            text = f.read()
+            return f.read()
     except OSError as e:
         raise AsmError(path, 0, f"cannot read: {e.strerror}") from None
     except UnicodeDecodeError:
         raise AsmError(path, 0, "not a text file") from None
-    return parse_program(text, path)
+
+
+def read_program(path: str) -> Program:
+    return parse_program(read_text(path), path)
 
 
 def crc32_of(data: bytes) -> int:

@@ -38,6 +38,7 @@ from nnx.sim.asm import (
     format_instr,
     parse_program,
     parse_tile,
+    read_text,
 )
 from nnx.sim.isa import Instr, Tile
 from nnx.sim.isa_mesh import (
@@ -264,14 +265,7 @@ def parse_mesh_program(text: str, path: str = "<program>") -> MeshProgram:
 
 
 def read_mesh_program(path: str) -> MeshProgram:
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise AsmError(path, 0, f"cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise AsmError(path, 0, "not a text file") from None
-    return parse_mesh_program(text, path)
+    return parse_mesh_program(read_text(path), path)
 
 
 def _check_symbols(mp: MeshProgram) -> None:

@@ -37,12 +37,11 @@ import numpy as np
 
 from nnx.sim.asm import AsmError
 from nnx.sim.asm_mesh import CoreSection, MeshProgram
-from nnx.sim.isa import DTYPES
 from nnx.sim.isa_mesh import SEND, MessageKey, is_noc, message_key, noc_tile
 from nnx.sim.memory import InputNeuronCache, Memory, OutputCache, SimError, WeightCache
 from nnx.sim.noc import Noc, serialisation_cycles
 from nnx.sim.offchip import shared_transfers
-from nnx.sim.simulator import Event, UnitEngine
+from nnx.sim.simulator import Event, UnitEngine, checked_input
 from nnx.sim.units import InstructionControlUnit, MicroOp
 from nnx.target import Target
 
@@ -192,18 +191,8 @@ class MeshSimulator:
         hits = [(core, s) for core in self.cores.values() for s in core.sec.program.inputs if s.name == name]
         if not hits:
             raise SimError(f"the program has no input '{name}' (inputs: {', '.join(self.input_names()) or 'none'})")
-        value = np.asarray(value)
         for core, sym in hits:
-            t = sym.tile
-            if tuple(value.shape) != t.shape:
-                raise SimError(
-                    f"input '{name}' has shape {'x'.join(map(str, value.shape)) or 'scalar'}, "
-                    f"the program expects {'x'.join(map(str, t.shape))}"
-                )
-            want = DTYPES[t.dtype]
-            if value.dtype != want and value.dtype.kind != want.kind:
-                raise SimError(f"input '{name}' has element type {value.dtype}, the program expects {t.dtype}")
-            core.storage.view(t)[...] = value
+            core.storage.view(sym.tile)[...] = checked_input(name, value, sym.tile)
 
     # ---- running ------------------------------------------------------------------------
     def run(self, inputs: dict[str, np.ndarray] | None = None) -> MeshRunResult:

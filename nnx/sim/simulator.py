@@ -193,6 +193,21 @@ class UnitEngine:
         return AsmError(self.path, first.line, msg)
 
 
+def checked_input(name: str, value: Any, tile: Any) -> np.ndarray:
+    """`value` as an array for the input tile `tile`; a shape or element-kind mismatch
+    is a SimError naming the input."""
+    value = np.asarray(value)
+    if tuple(value.shape) != tile.shape:
+        raise SimError(
+            f"input '{name}' has shape {'x'.join(map(str, value.shape)) or 'scalar'}, "
+            f"the program expects {'x'.join(map(str, tile.shape))}"
+        )
+    want = DTYPES[tile.dtype]
+    if value.dtype != want and value.dtype.kind != want.kind:
+        raise SimError(f"input '{name}' has element type {value.dtype}, the program expects {tile.dtype}")
+    return value
+
+
 class Simulator:
     """Loads a `Program` into the device of a `Target` and runs it."""
 
@@ -241,17 +256,7 @@ class Simulator:
         if sym is None:
             known = ", ".join(s.name for s in self.program.inputs) or "none"
             raise SimError(f"the program has no input '{name}' (inputs: {known})")
-        t = sym.tile
-        value = np.asarray(value)
-        if tuple(value.shape) != t.shape:
-            raise SimError(
-                f"input '{name}' has shape {'x'.join(map(str, value.shape)) or 'scalar'}, "
-                f"the program expects {'x'.join(map(str, t.shape))}"
-            )
-        want = DTYPES[t.dtype]
-        if value.dtype != want and value.dtype.kind != want.kind:
-            raise SimError(f"input '{name}' has element type {value.dtype}, the program expects {t.dtype}")
-        self.storage.view(t)[...] = value
+        self.storage.view(sym.tile)[...] = checked_input(name, value, sym.tile)
 
     # ---- running ------------------------------------------------------------------------
     def run(self, inputs: dict[str, np.ndarray] | None = None) -> RunResult:
