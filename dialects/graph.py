@@ -2960,4 +2960,4 @@ GRAPH_OPS: list[type[GraphOp]] = [
 ONNX_OPS: dict[str, type[GraphOp]] = {c.ONNX_TYPE: c for c in GRAPH_OPS}
 """ONNX operator type -> graph op class."""
 
-Graph = Dialect("graph", [ConstantOp, YieldOp, SubgraphOp, *GRAPH_OPS], [])
+Graph = Dialect("graph", [ConstantOp, YieldOp, SubgraphOp, *GRAPH_OPS, *__import__("nnx.dialects.graph_memory", fromlist=["MEMORY_OPS"]).MEMORY_OPS], [])
