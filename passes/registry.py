@@ -39,6 +39,8 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-fuse": lambda: __import__("nnx.passes.graph_fuse", fromlist=["GraphFusePass"]).GraphFusePass,
     "neuron-group-map": lambda: __import__("nnx.passes.neuron_group_map", fromlist=["NeuronGroupMapPass"]).NeuronGroupMapPass,
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,
+    "swap-insert": lambda: __import__("nnx.passes.swap_insert", fromlist=["SwapInsertPass"]).SwapInsertPass,
+    "tensor-timing": lambda: __import__("nnx.passes.tensor_timing", fromlist=["TensorTimingPass"]).TensorTimingPass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }
 """Pass name (as written in pipelines) -> function returning the pass class."""
