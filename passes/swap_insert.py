@@ -32,6 +32,7 @@ it is an error naming the lowest peak found.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -110,17 +111,21 @@ def _groups(cs: list[Candidate], gap: int) -> list[list[Candidate]]:
     cs = sorted(cs, key=lambda c: c.consumer)
     groups: list[list[Candidate]] = []
     for c in cs:
-        if groups and c.trt - groups[-1][-1].trt <= gap:
+        if groups and gap >= 0 and c.trt - groups[-1][-1].trt <= gap:
             groups[-1].append(c)
         else:
             groups.append([c])
     return groups
 
 
-def insert(block: Block, target, chosen: list[Candidate], th_tts: int, mode: str, dtype: str,
-           bt) -> int:
+def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: str, dtype: str,
+           bt, prefetch: Callable[[int, int], Operation | None] | None = None) -> int:
     """Insert reductions, restorations and control edges for `chosen` (steps 3-4);
-    returns the number of restorations."""
+    returns the number of restorations. Consumers of one tensor whose TRTs lie more
+    than `group_gap` apart get separate restorations (a negative gap: one per
+    consumer). `prefetch(consumer index, restoration cycles)` picks the op the
+    restoration waits for (default: the one finishing one restoration time before
+    the consumer by the timing); it must come before the consumer in the block."""
     from nnx.dialects.graph_memory import CompressOp, DecompressOp, SwapInOp, SwapOutOp
     from nnx.graph_costs import op_unit_cycles
 
@@ -158,7 +163,7 @@ def insert(block: Block, target, chosen: list[Candidate], th_tts: int, mode: str
         if nxt is not None:
             _add_after(nxt, last_red.results[0])
         # restorations, one per far consumer group
-        for group in _groups(cs, th_tts):
+        for group in _groups(cs, group_gap):
             first = ops[group[0].consumer]
             rest: list[Operation] = []
             data = red_data
@@ -171,8 +176,10 @@ def insert(block: Block, target, chosen: list[Candidate], th_tts: int, mode: str
                 rest.append(dc)
                 data = dc.results[0]
             restore_cycles = sum(op_unit_cycles(target, r)[1] for r in rest)
-            pre = _prefetch_node(bt, group[0].consumer, group[0].trt - restore_cycles, pos[last_red]
-                                 if last_red in pos else pos[producer])
+            if prefetch is None:
+                pre = _prefetch_node(bt, group[0].consumer, group[0].trt - restore_cycles, pos[producer])
+            else:
+                pre = prefetch(group[0].consumer, restore_cycles)
             Rewriter.insert_op(rest, InsertPoint.before(first))
             if pre is not None:
                 _add_after(rest[0], pre.results[0] if pre.results else None)
