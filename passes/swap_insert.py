@@ -1,7 +1,7 @@
 """`swap-insert`: move or compress tensors that wait long in device memory.
 
     swap-insert{th-tts=T th-size=BYTES max-n=N mode=swap|compress|both dtype=f16|bf16|i8
-                memory-budget=BYTES target=FILE timing=asap|schedule}
+                memory-budget=BYTES target=FILE timing=asap|schedule serialize=true|false}
 
 The insertion algorithm (docs/tensor-timing-and-swapping.md, "Swap insertion"):
 
@@ -24,10 +24,12 @@ The insertion algorithm (docs/tensor-timing-and-swapping.md, "Swap insertion"):
    consumer itself, and always earlier in the block, so no cycle); serialization from
    each restoration into the next one so that two restorations do not run at once.
 
-`memory-budget=B` (bytes, 0 = off) ignores th-tts/th-size/max-n and chooses them: it
-simulates candidate settings on the device-memory model (`nnx.memory_timeline`) and
-keeps the one with the smallest simulated slowdown whose peak fits B; when none fits
-it is an error naming the lowest peak found.
+`serialize=false` leaves out the reduction -> next-reader edges (the next reader may
+then allocate its output while the copy still runs; it no longer waits for the host
+link). `memory-budget=B` (bytes, 0 = off) ignores th-tts/th-size/max-n/serialize and
+chooses them: it simulates candidate settings on the device-memory model
+(`nnx.memory_timeline`) and keeps the one with the smallest simulated slowdown whose
+peak fits B; when none fits it is an error naming the lowest peak found.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Thresholds:
     th_tts: int
     th_size: int
     max_n: int
+    serialize: bool = True
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ def _groups(cs: list[Candidate], gap: int) -> list[list[Candidate]]:
 
 
 def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: str, dtype: str,
-           bt, prefetch: Callable[[int, int], Operation | None] | None = None) -> int:
+           bt, prefetch: Callable[[int, int], Operation | None] | None = None,
+           serialize: bool = True) -> int:
     """Insert reductions, restorations and control edges for `chosen` (steps 3-4);
     returns the number of restorations. Consumers of one tensor whose TRTs lie more
     than `group_gap` apart get separate restorations (a negative gap: one per
@@ -160,7 +164,7 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
         last_red = new[-1]
         # serialization: reduction -> the producer's next consumer (a near one)
         nxt = _next_consumer(producer, ops, pos, far)
-        if nxt is not None:
+        if nxt is not None and serialize:
             _add_after(nxt, last_red.results[0])
         # restorations, one per far consumer group
         for group in _groups(cs, group_gap):
@@ -266,7 +270,7 @@ def _peak_and_cycles(block: Block, target) -> tuple[int, int]:
 def apply_thresholds(block: Block, target, th: Thresholds, mode: str, dtype: str, timing: str) -> int:
     """Steps 1-4 on `block` with fixed thresholds; returns the number of restorations."""
     cands, bt = candidates(block, target, mode, timing)
-    return insert(block, target, select(cands, th), th.th_tts, mode, dtype, bt)
+    return insert(block, target, select(cands, th), th.th_tts, mode, dtype, bt, serialize=th.serialize)
 
 
 def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str, timing: str
@@ -292,20 +296,21 @@ def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str, 
         info["lowest_peak"] = min(info["lowest_peak"], peak)
         return peak, cycles
 
-    for q in qs:
-        n_all = len(select(cands, Thresholds(q, 0, -1)))
-        lo, hi = 1, n_all
-        # the smallest N whose peak fits (peak falls as N grows, roughly)
-        fit_n = None
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            peak, cycles = evaluate(Thresholds(q, 0, mid))
-            if peak <= budget:
-                fit_n, hi = mid, mid - 1
-                if best is None or cycles < best[0]:
-                    best = (cycles, Thresholds(q, 0, mid))
-            else:
-                lo = mid + 1
+    for serialize in (True, False):
+        for q in qs:
+            n_all = len(select(cands, Thresholds(q, 0, -1)))
+            lo, hi = 1, n_all
+            # the smallest N whose peak fits (the peak falls as N grows, roughly)
+            while lo <= hi:
+                mid = (lo + hi) // 2
+                th = Thresholds(q, 0, mid, serialize)
+                peak, cycles = evaluate(th)
+                if peak <= budget:
+                    hi = mid - 1
+                    if best is None or cycles < best[0]:
+                        best = (cycles, th)
+                else:
+                    lo = mid + 1
     return (best[1] if best else None), info
 
 
@@ -323,6 +328,7 @@ class SwapInsertPass(ModulePass):
     memory_budget: int = 0
     target: str = ""
     timing: str = "asap"
+    serialize: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
@@ -335,7 +341,7 @@ class SwapInsertPass(ModulePass):
             raise PassError("swap-insert: th-tts, th-size and memory-budget must be >= 0")
         target = load_pass_target("swap-insert", self.target)
         for f in [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]:
-            th = Thresholds(self.th_tts, self.th_size, self.max_n)
+            th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize)
             if self.memory_budget:
                 th, info = choose_thresholds(f, target, self.memory_budget, self.mode, self.dtype, self.timing)
                 if th is None:

@@ -75,3 +75,22 @@ func.func @two_groups(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
   %y = graph.add(%k, %w) : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
   func.return %y : tensor<64x32xf32>
 }
+
+// -----
+
+// serialize=false: no edge from the reduction into the producer's next reader; the
+// prefetch edge stays.
+// RUN: nnx-opt %s --split-input-file -p 'swap-insert{th-tts=1000 serialize=false}' | FileCheck %s --check-prefix=NOSER
+// NOSER-LABEL: func.func @no_serialization
+// NOSER:       %[[H:.*]] = graph.swap_out(%a)
+// NOSER-NEXT:  %b = graph.sigmoid(%a) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+// NOSER:       graph.swap_in(%[[H]]) after(%d : tensor<64x32xf32>)
+func.func @no_serialization(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %a = graph.relu(%x) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %b = graph.sigmoid(%a) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %c = graph.tanh(%b) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %d = graph.tanh(%c) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %e = graph.sigmoid(%d) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %y = graph.add(%e, %a) : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
+  func.return %y : tensor<64x32xf32>
+}
