@@ -165,8 +165,8 @@ def scalar(v: np.ndarray | None, default: Any = None) -> Any:
 # Register the families (they import the helpers above).
 from nnx.interp import (  # noqa: E402,F401
     kernels_elementwise,
-    kernels_memory,
     kernels_nn,
     kernels_reduce,
+    kernels_memory,
     kernels_tensor,
 )
