@@ -209,10 +209,10 @@ def swap_insert(func, target, budget: int, mode: str):
     from nnx.passes.swap_insert import apply_thresholds, choose_thresholds
 
     f = func.clone()
-    th, info = choose_thresholds(f, target, budget, mode, "f16", "asap")
+    th, info = choose_thresholds(f, target, budget, mode, "f16")
     if th is None:
         return None, info
-    apply_thresholds(f.body.block, target, th, mode, "f16", "asap")
+    apply_thresholds(f.body.block, target, th, mode, "f16")
     return f, {**info, "thresholds": th}
 
 
@@ -284,7 +284,7 @@ def main() -> None:
             th = info["thresholds"]
             results[mode] = row(f"swap-insert{{budget=B mode={mode}}}", f,
                                 sum(1 for o in f.body.block.ops if o.name in ("graph.swap_out", "graph.compress_tensor")))
-            print(f"      (th-tts={th.th_tts} max-n={th.max_n} serialize={th.serialize}; {info['tried']} settings in {time.time() - t:.0f} s)")
+            print(f"      (th-tts={th.th_tts} max-n={th.max_n} serialize={th.serialize} timing={th.timing}; {info['tried']} settings in {time.time() - t:.0f} s)")
         if args.no_batch_search:
             continue
         cache: dict[int, object] = {}

@@ -26,8 +26,8 @@ The insertion algorithm (docs/tensor-timing-and-swapping.md, "Swap insertion"):
 
 `serialize=false` leaves out the reduction -> next-reader edges (the next reader may
 then allocate its output while the copy still runs; it no longer waits for the host
-link). `memory-budget=B` (bytes, 0 = off) ignores th-tts/th-size/max-n/serialize and
-chooses them: it simulates candidate settings on the device-memory model
+link). `memory-budget=B` (bytes, 0 = off) ignores th-tts/th-size/max-n/serialize/timing
+and chooses them: it simulates candidate settings on the device-memory model
 (`nnx.memory_timeline`) and keeps the one with the smallest simulated slowdown whose
 peak fits B; when none fits it is an error naming the lowest peak found.
 """
@@ -59,6 +59,7 @@ class Thresholds:
     th_size: int
     max_n: int
     serialize: bool = True
+    timing: str = "asap"
 
 
 @dataclass(frozen=True)
@@ -267,50 +268,52 @@ def _peak_and_cycles(block: Block, target) -> tuple[int, int]:
     return tl.peak_bytes, tl.cycles
 
 
-def apply_thresholds(block: Block, target, th: Thresholds, mode: str, dtype: str, timing: str) -> int:
+def apply_thresholds(block: Block, target, th: Thresholds, mode: str, dtype: str) -> int:
     """Steps 1-4 on `block` with fixed thresholds; returns the number of restorations."""
-    cands, bt = candidates(block, target, mode, timing)
+    cands, bt = candidates(block, target, mode, th.timing)
     return insert(block, target, select(cands, th), th.th_tts, mode, dtype, bt, serialize=th.serialize)
 
 
-def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str, timing: str
-                      ) -> tuple[Thresholds | None, dict]:
+def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str,
+                      timings: tuple[str, ...] = TIMING_MODES) -> tuple[Thresholds | None, dict]:
     """The thresholds with the smallest simulated cycles whose peak fits `budget`
-    (None if no setting fits); the dict says what was measured."""
+    (None if no setting fits); the dict says what was measured. Tried: each timing
+    of `timings`, with and without the reduction -> next-reader edges, three th-tts
+    levels (quantiles of the slack), and a bisection on max-n."""
     base_peak, base_cycles = _peak_and_cycles(func.body.block, target)
     info = {"base_peak": base_peak, "base_cycles": base_cycles, "tried": 0, "lowest_peak": base_peak}
     if base_peak <= budget:
         return Thresholds(0, 0, 0), info
-    cands, _ = candidates(func.body.block, target, mode, timing)
-    tts_levels = sorted({c.tts for c in cands if c.tts > 0})
-    if not tts_levels:
-        return None, info
-    qs = sorted({tts_levels[int(q * (len(tts_levels) - 1))] - 1 for q in (0.0, 0.25, 0.5, 0.75, 0.9)})
     best: tuple[int, Thresholds] | None = None
 
     def evaluate(th: Thresholds) -> tuple[int, int]:
         clone = func.clone()
-        apply_thresholds(clone.body.block, target, th, mode, dtype, timing)
+        apply_thresholds(clone.body.block, target, th, mode, dtype)
         peak, cycles = _peak_and_cycles(clone.body.block, target)
         info["tried"] += 1
         info["lowest_peak"] = min(info["lowest_peak"], peak)
         return peak, cycles
 
-    for serialize in (True, False):
-        for q in qs:
-            n_all = len(select(cands, Thresholds(q, 0, -1)))
-            lo, hi = 1, n_all
-            # the smallest N whose peak fits (the peak falls as N grows, roughly)
-            while lo <= hi:
-                mid = (lo + hi) // 2
-                th = Thresholds(q, 0, mid, serialize)
-                peak, cycles = evaluate(th)
-                if peak <= budget:
-                    hi = mid - 1
-                    if best is None or cycles < best[0]:
-                        best = (cycles, th)
-                else:
-                    lo = mid + 1
+    for timing in timings:
+        cands, _ = candidates(func.body.block, target, mode, timing)
+        tts_levels = sorted({c.tts for c in cands if c.tts > 0})
+        if not tts_levels:
+            continue
+        qs = sorted({tts_levels[int(q * (len(tts_levels) - 1))] - 1 for q in (0.0, 0.5, 0.9)})
+        for serialize in (False, True):
+            for q in qs:
+                lo, hi = 1, len(select(cands, Thresholds(q, 0, -1)))
+                # the smallest N whose peak fits (the peak falls as N grows, roughly)
+                while lo <= hi:
+                    mid = (lo + hi) // 2
+                    th = Thresholds(q, 0, mid, serialize, timing)
+                    peak, cycles = evaluate(th)
+                    if peak <= budget:
+                        hi = mid - 1
+                        if best is None or cycles < best[0]:
+                            best = (cycles, th)
+                    else:
+                        lo = mid + 1
     return (best[1] if best else None), info
 
 
@@ -341,9 +344,9 @@ class SwapInsertPass(ModulePass):
             raise PassError("swap-insert: th-tts, th-size and memory-budget must be >= 0")
         target = load_pass_target("swap-insert", self.target)
         for f in [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]:
-            th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize)
+            th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize, self.timing)
             if self.memory_budget:
-                th, info = choose_thresholds(f, target, self.memory_budget, self.mode, self.dtype, self.timing)
+                th, info = choose_thresholds(f, target, self.memory_budget, self.mode, self.dtype)
                 if th is None:
                     raise PassError(
                         f"swap-insert: no setting fits memory-budget={self.memory_budget} in "
@@ -351,4 +354,4 @@ class SwapInsertPass(ModulePass):
                         f"bytes, lowest peak found {info['lowest_peak']} bytes)", f)
                 if th.max_n == 0:
                     continue
-            apply_thresholds(f.body.block, target, th, self.mode, self.dtype, self.timing)
+            apply_thresholds(f.body.block, target, th, self.mode, self.dtype)
