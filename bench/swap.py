@@ -15,8 +15,8 @@ no-swap baseline every ratio is against):
   first backward reader);
 * TFLMS-like: every tensor whose reader lies more than D topological levels after
   its producer is swapped, and swapped in K levels ahead of the reader;
-* swap-insert{memory-budget=B} with mode swap, compress (f16) and both (f16), with
-  B = half of the no-swap peak;
+* swap-insert{memory-budget=B} with mode swap, compress and both (dtype f16 and i8),
+  with B = half of the no-swap peak, and with B = a third of it (the goal) for i8;
 * the largest batch that fits the device memory without and with swap-insert.
 
 Until `graph-autodiff` is registered (it is built on another branch), the script
@@ -205,14 +205,14 @@ def tflms_like(func, target, distance: int, ahead: int, mode="swap"):
     return f, len(chosen)
 
 
-def swap_insert(func, target, budget: int, mode: str):
+def swap_insert(func, target, budget: int, mode: str, dtype: str = "f16"):
     from nnx.passes.swap_insert import apply_thresholds, choose_thresholds
 
     f = func.clone()
-    th, info = choose_thresholds(f, target, budget, mode, "f16")
+    th, info = choose_thresholds(f, target, budget, mode, dtype)
     if th is None:
         return None, info
-    apply_thresholds(f.body.block, target, th, mode, "f16")
+    apply_thresholds(f.body.block, target, th, mode, dtype)
     return f, {**info, "thresholds": th}
 
 
@@ -274,17 +274,22 @@ def main() -> None:
         for d, k in ((50, 5), (100, 10), (200, 20)):
             f, n = tflms_like(func, target, d, k)
             results[f"tflms d={d} k={k}"] = row(f"TFLMS-like (distance {d}, ahead {k})", f, n)
-        for mode in ("swap", "compress", "both"):
+        settings = [(budget, "B", m, d) for m, d in (("swap", "f16"), ("compress", "f16"), ("compress", "i8"),
+                                                     ("both", "f16"), ("both", "i8"))]
+        settings += [(p0 // 3, "peak/3", m, "i8") for m in ("compress", "both")]
+        for b, bname, mode, dtype in settings:
             t = time.time()
-            f, info = swap_insert(func, target, budget, mode)
+            label = f"swap-insert{{budget={bname} {mode} {dtype}}}"
+            f, info = swap_insert(func, target, b, mode, dtype)
             if f is None:
-                print(f"   {'swap-insert{memory-budget=B mode=' + mode + '}':<34} does not fit B "
+                print(f"   {label:<34} does not fit {bname} "
                       f"(lowest peak {info['lowest_peak'] / GIB:.3f} GiB after {info['tried']} settings)")
                 continue
             th = info["thresholds"]
-            results[mode] = row(f"swap-insert{{budget=B mode={mode}}}", f,
-                                sum(1 for o in f.body.block.ops if o.name in ("graph.swap_out", "graph.compress_tensor")))
-            print(f"      (th-tts={th.th_tts} max-n={th.max_n} serialize={th.serialize} timing={th.timing}; {info['tried']} settings in {time.time() - t:.0f} s)")
+            results[(bname, mode, dtype)] = row(label, f, sum(
+                1 for o in f.body.block.ops if o.name in ("graph.swap_out", "graph.compress_tensor")))
+            print(f"      (th-tts={th.th_tts} max-n={th.max_n} serialize={th.serialize} timing={th.timing}; "
+                  f"{info['tried']} settings in {time.time() - t:.0f} s)")
         if args.no_batch_search:
             continue
         cache: dict[int, object] = {}
@@ -299,14 +304,14 @@ def main() -> None:
         slow_ok: dict[int, float] = {}
 
         def fits_with_swap(b):
-            f, _ = swap_insert(step(b), target, cap, "both")
+            f, _ = swap_insert(step(b), target, cap, "both", "i8")
             if f is None:
                 return False
             slow_ok[b] = measure(f, target)[1] / measure(step(b), target)[1]
             return True
 
         b1 = largest_batch(fits_with_swap, b0, 8 * b0)
-        print(f"   largest batch in {cap / GIB:.0f} GiB: no swap {b0}, swap-insert(both) {b1} "
+        print(f"   largest batch in {cap / GIB:.0f} GiB: no swap {b0}, swap-insert(both, i8) {b1} "
               f"({b1 / max(b0, 1):.2f}x; simulated time per sample x{slow_ok.get(b1, 1.0):.3f} "
               f"against the no-swap graph at that batch)")
 
