@@ -3060,4 +3060,15 @@ GRAPH_OPS: list[type[GraphOp]] = [
 ONNX_OPS: dict[str, type[GraphOp]] = {c.ONNX_TYPE: c for c in GRAPH_OPS}
 """ONNX operator type -> graph op class."""
 
-Graph = Dialect("graph", [ConstantOp, YieldOp, SubgraphOp, *GRAPH_OPS, *__import__("nnx.dialects.graph_training", fromlist=["_"]).TRAINING_OP_CLASSES], [])  # noqa: E501 - gradient ops (docs/training.md)
+
+
+def _extension_ops() -> list[type[IRDLOperation]]:
+    """Graph ops defined in sibling modules (they import this one): gradient ops
+    (docs/training.md) and memory-reduction ops (docs/tensor-timing-and-swapping.md)."""
+    from nnx.dialects.graph_memory import MEMORY_OPS
+    from nnx.dialects.graph_training import TRAINING_OP_CLASSES
+
+    return [*TRAINING_OP_CLASSES, *MEMORY_OPS]
+
+
+Graph = Dialect("graph", [ConstantOp, YieldOp, SubgraphOp, *GRAPH_OPS, *_extension_ops()], [])

@@ -129,6 +129,35 @@ class TilingSpec:
 
 
 @dataclass(frozen=True)
+class DeviceMemorySpec:
+    """The device memory that a training step's tensors live in (optional table
+    `[device]`; defaults: `memory_bytes` = storage.bytes, `memory_bytes_per_cycle` =
+    storage.dma_bytes_per_cycle x units.DAU.count)."""
+
+    memory_bytes: int
+    memory_bytes_per_cycle: int
+
+
+HOST_LINK_DUPLEX = ("full", "half")
+
+
+@dataclass(frozen=True)
+class HostLinkSpec:
+    """The link between device memory and host memory (optional table `[host_link]`;
+    defaults: storage.dma_bytes_per_cycle, storage.dma_latency_cycles, "full").
+    Full duplex: one transfer each way at a time; half duplex: one transfer at a
+    time."""
+
+    bytes_per_cycle: int
+    latency_cycles: int
+    duplex: str
+
+    def transfer_cycles(self, nbytes: int) -> int:
+        """Cycles of one transfer of `nbytes` over the link."""
+        return self.latency_cycles + math.ceil(nbytes / self.bytes_per_cycle)
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     clock_hz: int
@@ -139,6 +168,8 @@ class Target:
     mapping: MappingSpec
     mesh: MeshSpec
     tiling: TilingSpec
+    device: DeviceMemorySpec
+    host_link: HostLinkSpec
     source: str = "<default>"
 
     # ---- look-ups ----------------------------------------------------------------
@@ -385,6 +416,12 @@ _SCHEMA: dict[str, tuple[str, ...]] = {
     "mesh": ("width", "height", "core_memory_bytes"),
     "tiling": ("mpu_m", "mpu_n", "mpu_k", "vpu_elements", "element_bytes"),
 }
+_OPTIONAL_SCHEMA: dict[str, tuple[str, ...]] = {
+    "device": ("memory_bytes", "memory_bytes_per_cycle"),
+    "host_link": ("bytes_per_cycle", "latency_cycles", "duplex"),
+}
+"""Optional tables; a present table may omit any key (defaults: DeviceMemorySpec,
+HostLinkSpec)."""
 _UNIT_KEYS = {
     "DAU": ("count", "latency_cycles"),
     "MPU": ("count", "macs_per_cycle", "latency_cycles"),
@@ -415,6 +452,18 @@ class _Reader:
         for k in keys:
             if k not in node:
                 raise self.fail(f"{path}.{k}", "missing key")
+        return node
+
+    def optional_table(self, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        """A table that may be absent (then {}) and may omit keys; unknown keys fail."""
+        node = self.data.get(path)
+        if node is None:
+            return {}
+        if not isinstance(node, dict):
+            raise self.fail(path, "must be a table")
+        for k in node:
+            if k not in keys:
+                raise self.fail(f"{path}.{k}", f"unknown key (expected one of: {', '.join(keys)})")
         return node
 
     def int_(self, table: dict[str, Any], path: str, key: str) -> int:
@@ -488,7 +537,7 @@ def _opt_int(r: _Reader, table: dict[str, Any], path: str, key: str, default: in
 
 
 def _check_top(r: _Reader) -> None:
-    known = set(_SCHEMA) | {"caches", "units"}
+    known = set(_SCHEMA) | set(_OPTIONAL_SCHEMA) | {"caches", "units"}
     for k in r.data:
         if k not in known:
             raise r.fail(k, f"unknown table (expected one of: {', '.join(sorted(known))})")
@@ -553,6 +602,24 @@ def target_from_dict(data: dict[str, Any], source: str = "<dict>") -> Target:
     ti = r.table("tiling", _SCHEMA["tiling"])
     tiling = TilingSpec(*(r.int_(ti, "tiling", k) for k in _SCHEMA["tiling"]))
 
+    dv = r.optional_table("device", _OPTIONAL_SCHEMA["device"])
+    device = DeviceMemorySpec(
+        r.int_(dv, "device", "memory_bytes") if "memory_bytes" in dv else storage.bytes,
+        r.int_(dv, "device", "memory_bytes_per_cycle") if "memory_bytes_per_cycle" in dv
+        else storage.dma_bytes_per_cycle * units[0].count,
+    )
+    hl = r.optional_table("host_link", _OPTIONAL_SCHEMA["host_link"])
+    duplex = hl.get("duplex", "full")
+    if duplex not in HOST_LINK_DUPLEX:
+        raise r.fail("host_link.duplex", f"must be one of {list(HOST_LINK_DUPLEX)}, got {duplex!r}")
+    host_link = HostLinkSpec(
+        r.int_(hl, "host_link", "bytes_per_cycle") if "bytes_per_cycle" in hl
+        else storage.dma_bytes_per_cycle,
+        r.int_(hl, "host_link", "latency_cycles") if "latency_cycles" in hl
+        else storage.dma_latency_cycles,
+        duplex,
+    )
+
     # ---- consistency ----------------------------------------------------------------
     eb = tiling.element_bytes
     need = {
@@ -590,6 +657,8 @@ def target_from_dict(data: dict[str, Any], source: str = "<dict>") -> Target:
         mapping=mapping,
         mesh=mesh,
         tiling=tiling,
+        device=device,
+        host_link=host_link,
         source=source,
     )
 

@@ -44,6 +44,8 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "chip-schedule": lambda: __import__("nnx.passes.chip_schedule", fromlist=["ChipSchedulePass"]).ChipSchedulePass,
     "chip-sync": lambda: __import__("nnx.passes.chip_sync", fromlist=["ChipSyncPass"]).ChipSyncPass,
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,
+    "swap-insert": lambda: __import__("nnx.passes.swap_insert", fromlist=["SwapInsertPass"]).SwapInsertPass,
+    "tensor-timing": lambda: __import__("nnx.passes.tensor_timing", fromlist=["TensorTimingPass"]).TensorTimingPass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }
 """Pass name (as written in pipelines) -> function returning the pass class."""

@@ -168,5 +168,6 @@ from nnx.interp import (  # noqa: E402,F401
     kernels_grad,
     kernels_nn,
     kernels_reduce,
+    kernels_memory,
     kernels_tensor,
 )

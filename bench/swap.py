@@ -1,0 +1,320 @@
+"""Peak device memory and simulated slowdown of swap policies on a V100-like device.
+
+    .venv/bin/python bench/swap.py [--models resnet50,bert-base] [--target targets/v100.toml]
+                                   [--no-batch-search]
+
+For ResNet-50 (batch 32, 3x224x224) and BERT-base (batch 8, sequence 512) one
+training step -- the model through `graph-autodiff{loss=... optimizer=sgd}` -- is
+measured on the device-memory model (nnx/memory_timeline.py; the same run gives the
+no-swap baseline every ratio is against):
+
+* no swap;
+* vDNN-like: every conv/matmul input of the forward pass that the backward pass
+  reads again is swapped out after its producer (the next layer waits for the
+  copy) and swapped in one layer ahead (after the previous conv/matmul before its
+  first backward reader);
+* TFLMS-like: every tensor whose reader lies more than D topological levels after
+  its producer is swapped, and swapped in K levels ahead of the reader;
+* swap-insert{memory-budget=B} with mode swap, compress and both (dtype f16 and i8),
+  with B = half of the no-swap peak, and with B = a third of it (the goal) for i8;
+* the largest batch that fits the device memory without and with swap-insert.
+
+Until `graph-autodiff` is registered (it is built on another branch), the script
+measures the FORWARD graphs instead and says so on every line: those numbers are not
+training results (a forward graph keeps few tensors alive, so the acceptance targets
+are about training steps). docs/tensor-timing-and-swapping.md records the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+GIB = 1 << 30
+
+MODELS = {
+    # name: (batch, export builder key, loss)
+    "resnet50": (32, "cross-entropy"),
+    "bert-base": (8, "cross-entropy"),
+}
+SEQ = 512
+
+
+def autodiff_available() -> bool:
+    from nnx.passes.registry import ALL_PASSES
+
+    return "graph-autodiff" in ALL_PASSES
+
+
+def export(name: str, training: bool) -> Path:
+    """ONNX export with a dynamic batch (and sequence) dimension, cached."""
+    import torch
+
+    import models as bench_models
+
+    cache = bench_models.CACHE
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"swap-{name}-{'train' if training else 'eval'}.onnx"
+    if path.exists():
+        return path
+    tmp = path.with_suffix(".tmp.onnx")
+    torch.manual_seed(0)
+    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
+    if name == "resnet50":
+        model = bench_models._resnet50()
+        bench_models._randomise(model)
+        model.train(training)
+        torch.onnx.export(model, (torch.randn(2, 3, 224, 224),), str(tmp), input_names=["input"],
+                          output_names=["logits"], opset_version=17, dynamo=False, training=mode,
+                          do_constant_folding=not training, dynamic_axes={"input": {0: "batch"}})
+    else:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from transformers import BertConfig, BertModel
+
+        bert = BertModel(BertConfig(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+        bert.train(training)
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                                 token_type_ids=token_type_ids).last_hidden_state
+
+        ids = torch.randint(0, 30522, (2, 16))
+        dyn = {0: "batch", 1: "seq"}
+        torch.onnx.export(Wrapper(), (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(tmp),
+                          input_names=["input_ids", "attention_mask", "token_type_ids"],
+                          output_names=["last_hidden_state"], opset_version=17, dynamo=False, training=mode,
+                          do_constant_folding=not training,
+                          dynamic_axes={"input_ids": dyn, "attention_mask": dyn, "token_type_ids": dyn})
+    tmp.rename(path)
+    return path
+
+
+_ONNX: dict[str, object] = {}
+
+
+def build_step(name: str, batch: int):
+    """(func, kind): the training step at `batch`, or the forward graph until
+    graph-autodiff exists."""
+    from nnx.importer import import_model
+    from nnx.importer.onnx_loader import load_model
+    from nnx.interp.interpreter import find_function
+
+    training = autodiff_available()
+    path = export(name, training)
+    if str(path) not in _ONNX:
+        _ONNX[str(path)] = load_model(str(path))
+    shapes = ({"input": (batch, 3, 224, 224)} if name == "resnet50" else
+              {k: (batch, SEQ) for k in ("input_ids", "attention_mask", "token_type_ids")})
+    module = import_model(_ONNX[str(path)], shapes, None, str(path))
+    if training:
+        from xdsl.utils.arg_spec import parse_spec
+
+        from nnx.ir_io import make_context
+        from nnx.passes.registry import ALL_PASSES
+
+        cls = ALL_PASSES["graph-autodiff"]()
+        cls.from_spec(parse_spec(f"graph-autodiff{{loss={MODELS[name][1]} optimizer=sgd}}")).apply(
+            make_context(), module)
+    return find_function(module), ("training step" if training else "FORWARD ONLY (graph-autodiff not merged)")
+
+
+def measure(func, target):
+    from nnx.graph_costs import block_timeline
+    from nnx.memory_timeline import simulate
+
+    bt = block_timeline(func.body.block, target)
+    tl = simulate(bt.ops, bt.values, bt.units)
+    return tl.peak_bytes, tl.cycles
+
+
+# ---- baseline policies -------------------------------------------------------------------
+
+
+def _forward_set(block) -> set:
+    """Ops the first returned value (the loss; the output of a forward graph) depends on."""
+    ret = list(block.ops)[-1]
+    todo = [ret.operands[0].owner] if ret.operands else []
+    seen: set = set()
+    while todo:
+        op = todo.pop()
+        if not hasattr(op, "operands") or op in seen:
+            continue
+        seen.add(op)
+        todo.extend(v.owner for v in op.operands)
+    return seen
+
+
+def vdnn_like(func, target, mode="swap"):
+    """Offload every conv/matmul input of the forward pass that a later (backward)
+    op reads; prefetch one layer ahead."""
+    from nnx.graph_costs import MATRIX_OPS
+    from nnx.passes.swap_insert import candidates, insert
+
+    f = func.clone()
+    block = f.body.block
+    cands, bt = candidates(block, target, mode, "asap")
+    fwd = _forward_set(block)
+    ops = bt.ops
+    mpu = [i for i, o in enumerate(ops) if getattr(o, "ONNX_TYPE", "") in MATRIX_OPS]
+    fwd_inputs = {id(v) for i in mpu if ops[i] in fwd for v in ops[i].onnx_inputs() if v is not None}
+    chosen = [c for c in cands if id(c.value) in fwd_inputs and ops[c.consumer] not in fwd]
+    # a single-graph forward (no backward) has nothing to offload
+
+    def one_layer_ahead(consumer: int, _cycles: int):
+        prev = [i for i in mpu if i < consumer]
+        return ops[prev[-1]] if len(prev) >= 2 else None
+
+    insert(block, target, chosen, 1 << 62, mode, "f16", bt, prefetch=one_layer_ahead)
+    return f, len(chosen)
+
+
+def tflms_like(func, target, distance: int, ahead: int, mode="swap"):
+    """Swap every tensor read more than `distance` topological levels after its
+    producer; swap it in `ahead` levels before the reader."""
+    from nnx.passes.swap_insert import candidates, insert
+
+    f = func.clone()
+    block = f.body.block
+    cands, bt = candidates(block, target, mode, "asap")
+    ops = bt.ops
+    index = {o: i for i, o in enumerate(ops)}
+    level = [0] * len(ops)
+    for i, o in enumerate(ops):
+        level[i] = 1 + max((level[index[v.owner]] for v in o.operands if v.owner in index), default=-1)
+    chosen = [c for c in cands if level[c.consumer] - level[index[c.value.owner]] > distance]
+
+    def levels_ahead(consumer: int, _cycles: int):
+        want = level[consumer] - ahead
+        for i in range(consumer - 1, -1, -1):
+            if level[i] <= want:
+                return ops[i]
+        return None
+
+    insert(block, target, chosen, -1, mode, "f16", bt, prefetch=levels_ahead)
+    return f, len(chosen)
+
+
+def swap_insert(func, target, budget: int, mode: str, dtype: str = "f16"):
+    from nnx.passes.swap_insert import apply_thresholds, choose_thresholds
+
+    f = func.clone()
+    th, info = choose_thresholds(f, target, budget, mode, dtype)
+    if th is None:
+        return None, info
+    apply_thresholds(f.body.block, target, th, mode, dtype)
+    return f, {**info, "thresholds": th}
+
+
+def largest_batch(fits, lo: int, hi: int) -> int:
+    """The largest batch b in [lo, hi] with fits(b), for a monotone fits and
+    fits(lo) true, by bisection (lo when nothing larger fits)."""
+    if fits(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def no_swap_batch(step, target, cap: int, batch: int) -> int:
+    """The largest batch whose no-swap peak fits `cap`: the peak is affine in the
+    batch (parameters + batch x activations), so two measurements give the estimate,
+    which is then checked on the graph built at that batch (and its neighbour)."""
+    p1 = measure(step(batch), target)[0]
+    p2 = measure(step(2 * batch), target)[0]
+    per = max((p2 - p1) / batch, 1)
+    est = max(int((cap - (p1 - per * batch)) // per), 1)
+    return largest_batch(lambda b: measure(step(b), target)[0] <= cap, max(est - 1, 1), est + 1)
+
+
+def main() -> None:
+    from nnx.target import load_target
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="resnet50,bert-base")
+    ap.add_argument("--target", default=str(HERE.parent / "targets" / "v100.toml"))
+    ap.add_argument("--no-batch-search", action="store_true")
+    args = ap.parse_args()
+    target = load_target(args.target)
+    cap = target.device.memory_bytes
+    for name in args.models.split(","):
+        batch = MODELS[name][0]
+        t0 = time.time()
+        func, kind = build_step(name, batch)
+        p0, c0 = measure(func, target)
+        budget = p0 // 2
+        print(f"\n== {name} batch {batch}: {kind}; {sum(1 for _ in func.body.block.ops)} ops; "
+              f"target {target.name}; built in {time.time() - t0:.0f} s")
+        print(f"   no-swap peak {p0 / GIB:.3f} GiB, {c0} cycles ({target.seconds(c0) * 1e3:.1f} ms); "
+              f"budget B = peak/2 = {budget / GIB:.3f} GiB")
+        print(f"   {'policy':<34} {'peak GiB':>9} {'peak/no-swap':>13} {'slowdown':>9} {'fits B':>7} {'swapped':>8}")
+
+        def row(label, f, n):
+            p, c = measure(f, target)
+            print(f"   {label:<34} {p / GIB:>9.3f} {p / p0:>13.3f} {c / c0:>9.3f} {str(p <= budget):>7} {n:>8}")
+            return p, c
+
+        row("no swap", func, 0)
+        f, n = vdnn_like(func, target)
+        results = {"vdnn": row("vDNN-like", f, n)}
+        for d, k in ((50, 5), (100, 10), (200, 20)):
+            f, n = tflms_like(func, target, d, k)
+            results[f"tflms d={d} k={k}"] = row(f"TFLMS-like (distance {d}, ahead {k})", f, n)
+        settings = [(budget, "B", m, d) for m, d in (("swap", "f16"), ("compress", "f16"), ("compress", "i8"),
+                                                     ("both", "f16"), ("both", "i8"))]
+        settings += [(p0 // 3, "peak/3", m, "i8") for m in ("compress", "both")]
+        for b, bname, mode, dtype in settings:
+            t = time.time()
+            label = f"swap-insert{{budget={bname} {mode} {dtype}}}"
+            f, info = swap_insert(func, target, b, mode, dtype)
+            if f is None:
+                print(f"   {label:<34} does not fit {bname} "
+                      f"(lowest peak {info['lowest_peak'] / GIB:.3f} GiB after {info['tried']} settings)")
+                continue
+            th = info["thresholds"]
+            results[(bname, mode, dtype)] = row(label, f, sum(
+                1 for o in f.body.block.ops if o.name in ("graph.swap_out", "graph.compress_tensor")))
+            print(f"      (th-tts={th.th_tts} max-n={th.max_n} serialize={th.serialize} timing={th.timing}; "
+                  f"{info['tried']} settings in {time.time() - t:.0f} s)")
+        if args.no_batch_search:
+            continue
+        cache: dict[int, object] = {}
+
+        def step(b):
+            if b not in cache:
+                cache.clear()
+                cache[b] = build_step(name, b)[0]
+            return cache[b]
+
+        b0 = no_swap_batch(step, target, cap, batch)
+        slow_ok: dict[int, float] = {}
+
+        def fits_with_swap(b):
+            f, _ = swap_insert(step(b), target, cap, "both", "i8")
+            if f is None:
+                return False
+            slow_ok[b] = measure(f, target)[1] / measure(step(b), target)[1]
+            return True
+
+        b1 = largest_batch(fits_with_swap, b0, 8 * b0)
+        print(f"   largest batch in {cap / GIB:.0f} GiB: no swap {b0}, swap-insert(both, i8) {b1} "
+              f"({b1 / max(b0, 1):.2f}x; simulated time per sample x{slow_ok.get(b1, 1.0):.3f} "
+              f"against the no-swap graph at that batch)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Kernels of the memory-saving ops (dialects/graph_memory.py).
+
+Swaps are exact copies (host memory holds the same bytes). Compression is the element
+type round trip: "f16"/"bf16" round to nearest even; "i8" is a symmetric per-tensor
+quantisation, `scale = max|x| / 127` (1 for an all-zero tensor), `q = round(x /
+scale)` in [-127, 127], restored as `q * scale` (error at most scale / 2 per element).
+
+Registered straight into `KERNELS` (no narrow-float widening: these ops convert
+between element types on purpose).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from nnx.interp.kernels import KERNELS, KernelError
+
+_NUMPY = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+
+
+def swap(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
+    """SwapOut / SwapIn: an exact copy."""
+    return [np.array(inputs[0], copy=True)]
+
+
+def compress(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
+    x = np.asarray(inputs[0], dtype=np.float32)
+    d = attrs.get("dtype")
+    if d in _NUMPY:
+        return [x.astype(_NUMPY[d])]
+    if d == "i8":
+        m = float(np.max(np.abs(x))) if x.size else 0.0
+        scale = np.float32(m / 127.0) if m > 0 and np.isfinite(m) else np.float32(1.0)
+        q = np.clip(np.rint(x / scale), -127, 127).astype(np.int8)
+        return [q, np.array(scale, dtype=np.float32)]
+    raise KernelError(f"CompressTensor: unknown dtype {d!r}")
+
+
+def decompress(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
+    c = np.asarray(inputs[0])
+    scale = inputs[1] if len(inputs) > 1 else None
+    if scale is not None:
+        return [(c.astype(np.float32) * np.float32(scale)).astype(np.float32)]
+    return [c.astype(np.float32)]
+
+
+KERNELS["SwapOut"] = swap
+KERNELS["SwapIn"] = swap
+KERNELS["CompressTensor"] = compress
+KERNELS["DecompressTensor"] = decompress

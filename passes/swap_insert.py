@@ -1,0 +1,357 @@
+"""`swap-insert`: move or compress tensors that wait long in device memory.
+
+    swap-insert{th-tts=T th-size=BYTES max-n=N mode=swap|compress|both dtype=f16|bf16|i8
+                memory-budget=BYTES target=FILE timing=asap|schedule serialize=true|false}
+
+The insertion algorithm (docs/tensor-timing-and-swapping.md, "Swap insertion"):
+
+1. Timing (`tensor-timing`'s analysis, `timing=asap` by default): the slack TTS of
+   every op input.
+2. Candidates: data inputs with TTS > `th-tts` cycles whose tensor has more than
+   `th-size` bytes, produced by an op of the block (not a parameter: constants and
+   arguments stay), f32 for compression; sorted by size, largest first, the first
+   `max-n` kept (-1: all).
+3. Per candidate tensor: a reduction right after its producer (`graph.swap_out`,
+   `graph.compress_tensor`, or compress then swap_out) and, per group of candidate
+   consumers, a restoration right before the group's first consumer
+   (`graph.swap_in`, `graph.decompress_tensor`, or swap_in then decompress). Candidate
+   consumers whose TRTs lie more than `th-tts` apart form separate groups, each with
+   its own restoration of the one reduction.
+4. Control edges (`after`): serialization from the reduction to the producer's next
+   consumer (so it does not allocate its output before the reduction frees memory);
+   prefetch into the restoration from the op upstream of the consumer that finishes
+   about one restoration time before the consumer needs the tensor (never the
+   consumer itself, and always earlier in the block, so no cycle); serialization from
+   each restoration into the next one so that two restorations do not run at once.
+
+`serialize=false` leaves out the reduction -> next-reader edges (the next reader may
+then allocate its output while the copy still runs; it no longer waits for the host
+link). `memory-budget=B` (bytes, 0 = off) ignores th-tts/th-size/max-n/serialize/timing
+and chooses them: it simulates candidate settings on the device-memory model
+(`nnx.memory_timeline`) and keeps the one with the smallest simulated slowdown whose
+peak fits B; when none fits it is an error naming the lowest peak found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter, InsertPoint
+
+from nnx.diagnostics import PassError
+from nnx.passes.tensor_timing import TIMING_MODES, block_timing, load_pass_target
+
+MODES = ("swap", "compress", "both")
+DTYPES = ("f16", "bf16", "i8")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The seed's three user settings."""
+
+    th_tts: int
+    th_size: int
+    max_n: int
+    serialize: bool = True
+    timing: str = "asap"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Input `operand` of op `consumer` (block index), reading `value` of `nbytes`
+    with slack `tts`; the consumer needs it at `trt`."""
+
+    consumer: int
+    operand: int
+    value: SSAValue
+    nbytes: int
+    tts: int
+    trt: int
+
+
+def candidates(block: Block, target, mode: str, timing: str) -> tuple[list[Candidate], object]:
+    """Every insertion point with its slack and size, largest first (step 2 without
+    the thresholds)."""
+    from nnx.dialects.graph import ConstantOp, GraphOp
+    from nnx.graph_costs import VIEW_OPS, value_bytes
+    from xdsl.dialects.builtin import f32
+
+    bt = block_timing(block, target, timing)
+    out: list[Candidate] = []
+    for i, op in enumerate(bt.ops):
+        if not isinstance(op, GraphOp):
+            continue
+        data = {id(v) for v in op.onnx_inputs() if v is not None}
+        for k, v in enumerate(op.operands):
+            if id(v) not in data or k >= len(op.operands) - len(op.after):
+                continue
+            owner = v.owner
+            if not isinstance(owner, Operation) or isinstance(owner, ConstantOp):
+                continue
+            if isinstance(owner, GraphOp) and owner.ONNX_TYPE in VIEW_OPS:
+                continue  # a view: the tensor it aliases is the candidate
+            if mode != "swap" and getattr(v.type, "element_type", None) != f32:
+                continue
+            out.append(Candidate(i, k, v, value_bytes(v), bt.timing.tts[i][k], bt.timing.trt[i]))
+    out.sort(key=lambda c: -c.nbytes)
+    return out, bt
+
+
+def select(cands: list[Candidate], th: Thresholds) -> list[Candidate]:
+    """Candidates with TTS > th_tts and size > th_size, the first max_n by size."""
+    kept = [c for c in cands if c.tts > th.th_tts and c.nbytes > th.th_size]
+    return kept if th.max_n < 0 else kept[: th.max_n]
+
+
+def _groups(cs: list[Candidate], gap: int) -> list[list[Candidate]]:
+    """Candidate consumers of one tensor in block order, split where their TRTs lie
+    more than `gap` apart."""
+    cs = sorted(cs, key=lambda c: c.consumer)
+    groups: list[list[Candidate]] = []
+    for c in cs:
+        if groups and gap >= 0 and c.trt - groups[-1][-1].trt <= gap:
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    return groups
+
+
+def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: str, dtype: str,
+           bt, prefetch: Callable[[int, int], Operation | None] | None = None,
+           serialize: bool = True) -> int:
+    """Insert reductions, restorations and control edges for `chosen` (steps 3-4);
+    returns the number of restorations. Consumers of one tensor whose TRTs lie more
+    than `group_gap` apart get separate restorations (a negative gap: one per
+    consumer). `prefetch(consumer index, restoration cycles)` picks the op the
+    restoration waits for (default: the one finishing one restoration time before
+    the consumer by the timing); it must come before the consumer in the block."""
+    from nnx.dialects.graph_memory import CompressOp, DecompressOp, SwapInOp, SwapOutOp
+    from nnx.graph_costs import op_unit_cycles
+
+    ops = bt.ops
+    pos = {op: i for i, op in enumerate(ops)}
+    by_value: dict[SSAValue, list[Candidate]] = {}
+    for c in chosen:
+        by_value.setdefault(c.value, []).append(c)
+    restorations: list[Operation] = []
+    for v, cs in sorted(by_value.items(), key=lambda kv: pos[kv[0].owner]):
+        producer = v.owner
+        far = {c.consumer for c in cs}
+        # reduction, right after the producer (and its earlier reductions)
+        anchor = producer
+        while anchor.next_op is not None and getattr(anchor.next_op, "_nnx_reduction", False):
+            anchor = anchor.next_op
+        new: list[Operation] = []
+        if mode in ("compress", "both"):
+            comp = CompressOp.build_onnx([v], {"dtype": dtype}, _compress_types(v, dtype))
+            new.append(comp)
+            red_data = comp.results[0]
+            scale = comp.results[1] if dtype == "i8" else None
+        else:
+            red_data, scale = v, None
+        if mode in ("swap", "both"):
+            so = SwapOutOp.build_onnx([red_data], {}, [red_data.type])
+            new.append(so)
+            red_data = so.results[0]
+        for o in new:
+            o._nnx_reduction = True  # type: ignore[attr-defined]
+        Rewriter.insert_op(new, InsertPoint.after(anchor))
+        last_red = new[-1]
+        # serialization: reduction -> the producer's next consumer (a near one)
+        nxt = _next_consumer(producer, ops, pos, far)
+        if nxt is not None and serialize:
+            _add_after(nxt, last_red.results[0])
+        # restorations, one per far consumer group
+        for group in _groups(cs, group_gap):
+            first = ops[group[0].consumer]
+            rest: list[Operation] = []
+            data = red_data
+            if mode in ("swap", "both"):
+                si = SwapInOp.build_onnx([data], {}, [data.type])
+                rest.append(si)
+                data = si.results[0]
+            if mode in ("compress", "both"):
+                dc = DecompressOp.build_onnx([data, scale] if scale is not None else [data], {}, [v.type])
+                rest.append(dc)
+                data = dc.results[0]
+            restore_cycles = sum(op_unit_cycles(target, r)[1] for r in rest)
+            if prefetch is None:
+                pre = _prefetch_node(bt, group[0].consumer, group[0].trt - restore_cycles, pos[producer])
+            else:
+                pre = prefetch(group[0].consumer, restore_cycles)
+            Rewriter.insert_op(rest, InsertPoint.before(first))
+            if pre is not None:
+                _add_after(rest[0], pre.results[0] if pre.results else None)
+            for c in group:
+                user = ops[c.consumer]
+                user.operands = [data if k == c.operand else w for k, w in enumerate(user.operands)]
+            restorations.append(rest[0])
+    # serialization between restorations, in block order
+    order = {op: i for i, op in enumerate(block.ops)}
+    restorations.sort(key=order.__getitem__)
+    for prev, cur in zip(restorations, restorations[1:]):
+        _add_after(cur, prev.results[0])
+    for o in block.ops:
+        if hasattr(o, "_nnx_reduction"):
+            del o._nnx_reduction  # type: ignore[attr-defined]
+    return len(restorations)
+
+
+def _compress_types(v: SSAValue, dtype: str) -> list:
+    from xdsl.dialects.builtin import TensorType, f32
+
+    from nnx.dialects.graph_memory import COMPRESSED_TYPES
+
+    shape = v.type.get_shape()  # type: ignore[attr-defined]
+    out = [TensorType(COMPRESSED_TYPES[dtype], shape)]
+    if dtype == "i8":
+        out.append(TensorType(f32, []))
+    return out
+
+
+def _next_consumer(producer: Operation, ops: list[Operation], pos: dict, far: set[int]) -> Operation | None:
+    """The first op after `producer` in block order that reads one of its results and
+    is not a far (restored) consumer."""
+    best = None
+    for r in producer.results:
+        for u in r.uses:
+            o = u.operation
+            i = pos.get(o)
+            if i is None or i in far or o.next_op is None:
+                continue
+            if best is None or i < pos[best]:
+                best = o
+    return best
+
+
+def _prefetch_node(bt, consumer: int, start_by: int, after_index: int) -> Operation | None:
+    """The latest op before `consumer` (and after `after_index`) whose results have
+    arrived by `start_by` (so a restoration started then is done when the consumer
+    needs its tensor); None when no op lies between."""
+    tat = bt.timing.tat
+    best = None
+    for i in range(consumer - 1, after_index, -1):
+        if tat[i] <= start_by and bt.ops[i].results:
+            best = bt.ops[i]
+            break
+    if best is None and consumer - 1 > after_index and bt.ops[consumer - 1].results:
+        best = bt.ops[consumer - 1]  # not enough slack: at least wait for the op before
+    return best
+
+
+def _add_after(op: Operation, v: SSAValue | None) -> None:
+    """Add control edge `op after(v)` (rebuilding the op's operand segments)."""
+    if v is None or v in op.after:  # type: ignore[attr-defined]
+        return
+    from xdsl.dialects.builtin import DenseArrayBase, i32
+
+    seg = op.properties.get("operandSegmentSizes")
+    sizes = list(seg.get_values()) if seg is not None else None  # type: ignore[attr-defined]
+    op.operands = [*op.operands, v]
+    if sizes is not None:
+        sizes[-1] += 1
+        op.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, sizes)
+
+
+def _peak_and_cycles(block: Block, target) -> tuple[int, int]:
+    from nnx.graph_costs import block_timeline
+    from nnx.memory_timeline import simulate
+
+    bt = block_timeline(block, target)
+    tl = simulate(bt.ops, bt.values, bt.units)
+    return tl.peak_bytes, tl.cycles
+
+
+def apply_thresholds(block: Block, target, th: Thresholds, mode: str, dtype: str) -> int:
+    """Steps 1-4 on `block` with fixed thresholds; returns the number of restorations."""
+    cands, bt = candidates(block, target, mode, th.timing)
+    return insert(block, target, select(cands, th), th.th_tts, mode, dtype, bt, serialize=th.serialize)
+
+
+def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str,
+                      timings: tuple[str, ...] = TIMING_MODES) -> tuple[Thresholds | None, dict]:
+    """The thresholds with the smallest simulated cycles whose peak fits `budget`
+    (None if no setting fits); the dict says what was measured. Tried: each timing
+    of `timings`, with and without the reduction -> next-reader edges, three th-tts
+    levels (quantiles of the slack), and a bisection on max-n."""
+    base_peak, base_cycles = _peak_and_cycles(func.body.block, target)
+    info = {"base_peak": base_peak, "base_cycles": base_cycles, "tried": 0, "lowest_peak": base_peak}
+    if base_peak <= budget:
+        return Thresholds(0, 0, 0), info
+    best: tuple[int, Thresholds] | None = None
+
+    def evaluate(th: Thresholds) -> tuple[int, int]:
+        clone = func.clone()
+        apply_thresholds(clone.body.block, target, th, mode, dtype)
+        peak, cycles = _peak_and_cycles(clone.body.block, target)
+        info["tried"] += 1
+        info["lowest_peak"] = min(info["lowest_peak"], peak)
+        return peak, cycles
+
+    for timing in timings:
+        cands, _ = candidates(func.body.block, target, mode, timing)
+        tts_levels = sorted({c.tts for c in cands if c.tts > 0})
+        if not tts_levels:
+            continue
+        qs = sorted({tts_levels[int(q * (len(tts_levels) - 1))] - 1 for q in (0.0, 0.5, 0.9)})
+        for serialize in (False, True):
+            for q in qs:
+                lo, hi = 1, len(select(cands, Thresholds(q, 0, -1)))
+                # the smallest N whose peak fits (the peak falls as N grows, roughly)
+                while lo <= hi:
+                    mid = (lo + hi) // 2
+                    th = Thresholds(q, 0, mid, serialize, timing)
+                    peak, cycles = evaluate(th)
+                    if peak <= budget:
+                        hi = mid - 1
+                        if best is None or cycles < best[0]:
+                            best = (cycles, th)
+                    else:
+                        lo = mid + 1
+    return (best[1] if best else None), info
+
+
+@dataclass(frozen=True)
+class SwapInsertPass(ModulePass):
+    """Insert swap/compress reductions and restorations (see the module docstring)."""
+
+    name = "swap-insert"
+
+    th_tts: int = 0
+    th_size: int = 0
+    max_n: int = -1
+    mode: str = "swap"
+    dtype: str = "f16"
+    memory_budget: int = 0
+    target: str = ""
+    timing: str = "asap"
+    serialize: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.mode not in MODES:
+            raise PassError(f"swap-insert: mode must be one of {list(MODES)}, got '{self.mode}'")
+        if self.dtype not in DTYPES:
+            raise PassError(f"swap-insert: dtype must be one of {list(DTYPES)}, got '{self.dtype}'")
+        if self.timing not in TIMING_MODES:
+            raise PassError(f"swap-insert: timing must be one of {list(TIMING_MODES)}, got '{self.timing}'")
+        if self.th_size < 0 or self.th_tts < 0 or self.memory_budget < 0:
+            raise PassError("swap-insert: th-tts, th-size and memory-budget must be >= 0")
+        target = load_pass_target("swap-insert", self.target)
+        for f in [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]:
+            th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize, self.timing)
+            if self.memory_budget:
+                th, info = choose_thresholds(f, target, self.memory_budget, self.mode, self.dtype)
+                if th is None:
+                    raise PassError(
+                        f"swap-insert: no setting fits memory-budget={self.memory_budget} in "
+                        f"@{f.sym_name.data} with mode={self.mode} (no-swap peak {info['base_peak']} "
+                        f"bytes, lowest peak found {info['lowest_peak']} bytes)", f)
+                if th.max_n == 0:
+                    continue
+            apply_thresholds(f.body.block, target, th, self.mode, self.dtype)

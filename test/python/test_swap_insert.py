@@ -1,0 +1,162 @@
+"""`swap-insert`: interpreter outputs before and after the pass (bit-identical with
+mode=swap, within the dtype's tolerance with compression) on real exports, and the
+memory budget search on the device-memory model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import model_zoo as mz
+from nnx.ir_io import make_context, parse_module_text
+
+TOLERANCE = {"f16": 2e-2, "bf16": 1e-1, "i8": 2.5e-1}
+"""Largest error allowed, relative to the result's largest magnitude: rounding of
+every swapped activation, propagated through the rest of the network."""
+
+
+def _import(name):
+    from nnx.importer import import_onnx
+
+    shapes = {k: shape for k, (shape, _) in mz.MODEL_INPUTS[name].items()}
+    return import_onnx(str(mz.get_model(name)), input_shapes=shapes)
+
+
+def _func(module):
+    from nnx.interp.interpreter import find_function
+
+    return find_function(module)
+
+
+def _apply(module, **opts):
+    from nnx.passes.swap_insert import SwapInsertPass
+
+    m = module.clone()
+    SwapInsertPass(**opts).apply(make_context(), m)
+    m.verify()
+    return m
+
+
+def _count(module, name):
+    return sum(1 for o in module.walk() if o.name == name)
+
+
+def _run(module, feeds):
+    from nnx.interp.interpreter import run_function
+
+    return run_function(_func(module), feeds)
+
+
+@pytest.mark.parametrize("name", ["tiny_resnet", "bert_2layer"])
+def test_swap_is_bit_identical(name):
+    m = _import(name)
+    feeds = mz.sample_inputs(name)
+    ref = _run(m, feeds)
+    out = _apply(m, mode="swap")
+    assert _count(out, "graph.swap_out") > 0 and _count(out, "graph.swap_in") >= _count(out, "graph.swap_out")
+    got = _run(out, feeds)
+    for k in ref:
+        assert got[k].dtype == ref[k].dtype and np.array_equal(got[k], ref[k]), k
+
+
+@pytest.mark.parametrize("mode,dtype", [("compress", "f16"), ("compress", "bf16"), ("both", "i8"), ("both", "f16")])
+def test_compression_is_within_the_dtype_tolerance(mode, dtype):
+    name = "tiny_resnet"
+    m = _import(name)
+    feeds = mz.sample_inputs(name)
+    ref = _run(m, feeds)
+    out = _apply(m, mode=mode, dtype=dtype)
+    assert _count(out, "graph.compress_tensor") > 0
+    got = _run(out, feeds)
+    for k in ref:
+        scale = float(np.max(np.abs(ref[k]))) or 1.0
+        err = float(np.max(np.abs(got[k] - ref[k])))
+        assert err <= TOLERANCE[dtype] * scale, (k, err / scale)
+        assert err > 0 or dtype == "f16"  # lossy: the round trip is really there
+
+
+def test_thresholds_select_fewer_candidates():
+    m = _import("tiny_resnet")
+    every = _count(_apply(m, mode="swap"), "graph.swap_out")
+    big = _count(_apply(m, mode="swap", th_size=8192), "graph.swap_out")
+    one = _count(_apply(m, mode="swap", max_n=1), "graph.swap_in")
+    late = _count(_apply(m, mode="swap", th_tts=1500), "graph.swap_out")
+    assert 0 < big < every and one == 1 and 0 < late < every
+
+
+LONG_LIVED = """
+func.func @f(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %a = graph.relu(%x) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %b = graph.sigmoid(%a) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %c = graph.tanh(%b) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %d = graph.sigmoid(%c) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %e = graph.tanh(%d) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %f = graph.sigmoid(%e) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %g = graph.add(%f, %c) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %h = graph.add(%g, %b) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %y = graph.add(%h, %a) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  func.return %y : tensor<256x256xf32>
+}
+"""
+
+
+def _peak_cycles(module):
+    from nnx.graph_costs import block_timeline
+    from nnx.memory_timeline import simulate
+    from nnx.target import load_target
+
+    bt = block_timeline(_func(module).body.block, load_target())
+    tl = simulate(bt.ops, bt.values, bt.units)
+    return tl.peak_bytes, tl.cycles
+
+
+@pytest.mark.parametrize("mode", ["swap", "compress", "both"])
+def test_memory_budget_fits_and_keeps_outputs(mode):
+    m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
+    peak, cycles = _peak_cycles(m)
+    budget = int(peak * 0.85)  # one of the six 256 KiB tensors less
+    out = _apply(m, memory_budget=budget, mode=mode)
+    p2, c2 = _peak_cycles(out)
+    assert p2 <= budget < peak
+    x = {"arg0": np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)}
+    ref, got = _run(m, x)["out0"], _run(out, x)["out0"]
+    if mode == "swap":
+        assert np.array_equal(ref, got)
+    else:
+        assert np.max(np.abs(ref - got)) <= TOLERANCE["f16"] * np.max(np.abs(ref))
+
+
+def test_memory_budget_above_the_peak_changes_nothing():
+    m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
+    peak, _ = _peak_cycles(m)
+    out = _apply(m, memory_budget=peak)
+    assert _count(out, "graph.swap_out") == 0
+
+
+def test_training_step_gradients_bit_identical_with_swap():
+    # runs once graph-autodiff exists (docs/tensor-timing-and-swapping.md)
+    from nnx.passes.registry import ALL_PASSES
+
+    if "graph-autodiff" not in ALL_PASSES:
+        pytest.skip("graph-autodiff is not registered")
+    from nnx.importer import import_onnx
+
+    name = "tiny_resnet"
+    m = _import(name)
+    ap = ALL_PASSES["graph-autodiff"]()
+    ap(loss="mse", optimizer="none").apply(make_context(), m)
+    m.verify()
+    f = _func(m)
+    from nnx.interp.interpreter import input_specs
+
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for n, shape, dt in input_specs(f):
+        feeds[n] = rng.standard_normal(shape).astype(dt if dt is not None else np.float32)
+    ref = _run(m, feeds)
+    out = _apply(m, mode="swap")
+    assert _count(out, "graph.swap_out") > 0
+    got = _run(out, feeds)
+    for k in ref:
+        assert np.array_equal(got[k], ref[k]), k
+    del import_onnx

@@ -1,0 +1,277 @@
+"""nnx-profile: device memory and time of a graph on a target, without running it.
+
+    nnx-profile IN.mlir [--target T] --report R.json [--plot mem.png|mem.svg]
+                [--trace trace.json] [--baseline BEFORE.mlir] [--function NAME]
+
+Runs the graph-level timeline (nnx/memory_timeline.py; docs/tensor-timing-and-swapping.md,
+"The device-memory model") over the function's ops in block order on the target's
+units and host link, and writes:
+
+* R.json: `peak_device_bytes`, `device_memory_bytes`, `fits` (the peak within the
+  device memory), `cycles`, `seconds`, `link_busy_cycles`, `resident_bytes`,
+  `peak_time_cycles`, `peak_op` (index, name, location), counts of swap/compress
+  ops; with `--baseline`, the same for BEFORE.mlir under `baseline` and the ratios
+  `peak_ratio` and `slowdown`;
+* the plot: device memory over time (both curves with `--baseline`), the device
+  capacity as a red line; PNG (no text) or SVG (with axis labels) by the suffix;
+* the trace: Perfetto/Chrome JSON, one track per unit plus a `device memory` counter.
+
+A graph that does not fit is a report (`fits: false`), not an error. Mistakes get one
+line `nnx-profile: error: ...` and exit 1; nothing is written unless every output
+succeeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import sys
+import zlib
+from typing import Any
+
+PROG = "nnx-profile"
+
+
+class _Fail(Exception):
+    """A user mistake: one line, exit 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _Fail(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Device memory over time and cycles of a graph on a target.")
+    p.add_argument("input", help="graph-dialect .mlir file")
+    p.add_argument("--target", default="", help="target TOML (default: the embedded default)")
+    p.add_argument("--report", required=True, help="write the JSON report here")
+    p.add_argument("--plot", help="write memory over time here (.png or .svg)")
+    p.add_argument("--trace", help="write a Perfetto/Chrome trace JSON here")
+    p.add_argument("--baseline", help="the graph before swap-insert: second curve and ratios")
+    p.add_argument("--function", help="function to profile (default: @main or the only one)")
+    return p
+
+
+def _load(path: str, function: str | None):
+    from xdsl.utils.exceptions import VerifyException
+
+    from nnx.interp.interpreter import InterpError, find_function
+    from nnx.ir_io import UserError, read_module
+
+    try:
+        module = read_module(path)
+    except UserError as e:
+        raise _Fail(str(e).strip().splitlines()[0]) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise _Fail(f"{path}: invalid IR: {(str(e) or 'verification failed').splitlines()[0]}") from None
+    try:
+        return find_function(module, function)
+    except InterpError as e:
+        raise _Fail(f"{path}: {e}") from None
+
+
+def profile(func, target) -> tuple[dict[str, Any], Any, Any]:
+    """(report fields, timeline, block timeline data) of one function."""
+    from nnx.dialects.graph_memory import CompressOp, SwapInOp, SwapOutOp
+    from nnx.diagnostics import op_location
+    from nnx.graph_costs import block_timeline
+    from nnx.memory_timeline import simulate
+
+    bt = block_timeline(func.body.block, target)
+    tl = simulate(bt.ops, bt.values, bt.units)
+    peak_op = None
+    if tl.peak_op >= 0:
+        op = bt.op_list[tl.peak_op]
+        loc = op_location(op)
+        peak_op = {"index": tl.peak_op, "name": op.name,
+                   "location": f"{loc[0]}:{loc[1]}:{loc[2]}" if loc else None}
+    count = lambda cls: sum(isinstance(o, cls) for o in bt.op_list)  # noqa: E731
+    cap = target.device.memory_bytes
+    rep = {
+        "function": func.sym_name.data,
+        "target": target.name,
+        "device_memory_bytes": cap,
+        "peak_device_bytes": tl.peak_bytes,
+        "fits": tl.peak_bytes <= cap,
+        "cycles": tl.cycles,
+        "seconds": target.seconds(tl.cycles),
+        "link_busy_cycles": tl.link_busy_cycles,
+        "resident_bytes": tl.resident_bytes,
+        "peak_time_cycles": tl.peak_time,
+        "peak_op": peak_op,
+        "ops": len(bt.ops),
+        "swap_out_ops": count(SwapOutOp),
+        "swap_in_ops": count(SwapInOp),
+        "compress_ops": count(CompressOp),
+    }
+    return rep, tl, bt
+
+
+# ---- plots ---------------------------------------------------------------------------
+
+
+def _png(width: int, height: int, rgb: bytearray) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    raw = b"".join(b"\x00" + bytes(rgb[y * width * 3:(y + 1) * width * 3]) for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
+def _scale(curves, cap):
+    t_max = max(max((t for t, _ in c), default=0) for c in curves) or 1
+    peak = max(max((b for _, b in c), default=0) for c in curves)
+    # the capacity line only when it is near the curves (a tiny graph stays readable)
+    return t_max, (max(cap, peak) if cap <= 2 * peak else peak) * 1.05 or 1
+
+
+def plot_png(curves: list[list[tuple[int, int]]], cap: int, w: int = 900, h: int = 420) -> bytes:
+    """Step curves of device memory (blue: last curve, grey: earlier ones) and the
+    capacity (red), grid lines every GiB (or tenth of the range below 1 GiB)."""
+    rgb = bytearray(b"\xff" * (w * h * 3))
+    m = 20
+    t_max, b_max = _scale(curves, cap)
+
+    def px(x: int, y: int, c: tuple[int, int, int]) -> None:
+        if 0 <= x < w and 0 <= y < h:
+            i = (y * w + x) * 3
+            rgb[i:i + 3] = bytes(c)
+
+    X = lambda t: m + int((w - 2 * m) * t / t_max)  # noqa: E731
+    Y = lambda b: h - m - int((h - 2 * m) * b / b_max)  # noqa: E731
+    step = 1 << 30 if b_max > (1 << 30) else max(int(b_max / 10), 1)
+    g = step
+    while g < b_max:
+        for x in range(m, w - m, 2):
+            px(x, Y(g), (220, 220, 220))
+        g += step
+    for x in range(m, w - m):
+        px(x, h - m, (0, 0, 0))
+        if x % 6 < 4 and cap <= b_max:
+            px(x, Y(cap), (220, 0, 0))
+    for y in range(m, h - m):
+        px(m, y, (0, 0, 0))
+    for k, c in enumerate(curves):
+        col = (0, 90, 200) if k == len(curves) - 1 else (150, 150, 150)
+        pts = list(c) + [(t_max, c[-1][1] if c else 0)]
+        for (t0, b0), (t1, _) in zip(pts, pts[1:]):
+            x0, x1, y = X(t0), X(t1), Y(b0)
+            for x in range(x0, x1 + 1):
+                px(x, y, col)
+            if (t1, _) != pts[-1]:
+                y1 = Y(_)
+                for yy in range(min(y, y1), max(y, y1) + 1):
+                    px(x1, yy, col)
+    return _png(w, h, rgb)
+
+
+def plot_svg(curves: list[list[tuple[int, int]]], cap: int, clock_hz: int, names: list[str]) -> bytes:
+    """The same plot as SVG, with axis labels."""
+    w, h, m = 900, 420, 60
+    t_max, b_max = _scale(curves, cap)
+    X = lambda t: m + (w - 2 * m) * t / t_max  # noqa: E731
+    Y = lambda b: h - m - (h - 2 * m) * b / b_max  # noqa: E731
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<line x1="{m}" y1="{h - m}" x2="{w - m}" y2="{h - m}" stroke="black"/>',
+           f'<line x1="{m}" y1="{m}" x2="{m}" y2="{h - m}" stroke="black"/>',
+           f'<line x1="{m}" y1="{Y(cap):.1f}" x2="{w - m}" y2="{Y(cap):.1f}" stroke="red" stroke-dasharray="6,3"/>',
+           f'<text x="{w - m}" y="{Y(cap) - 4:.1f}" text-anchor="end" fill="red">device memory {cap / 2**30:.2f} GiB</text>',
+           f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">time (ms), {t_max / clock_hz * 1e3:.2f} ms in all</text>',
+           f'<text x="15" y="{h / 2}" transform="rotate(-90 15 {h / 2})" text-anchor="middle">device memory (GiB)</text>']
+    for k, c in enumerate(curves):
+        col = "#005ac8" if k == len(curves) - 1 else "#999999"
+        pts = []
+        for (t0, b0), (t1, _) in zip(c, list(c[1:]) + [(t_max, 0)]):
+            pts += [f"{X(t0):.1f},{Y(b0):.1f}", f"{X(t1):.1f},{Y(b0):.1f}"]
+        out.append(f'<polyline fill="none" stroke="{col}" points="{" ".join(pts)}"/>')
+        out.append(f'<text x="{m + 10}" y="{m + 15 * (k + 1)}" fill="{col}">{names[k]}</text>')
+    out.append("</svg>\n")
+    return "\n".join(out).encode()
+
+
+def trace_json(bt, tl, clock_hz: int) -> bytes:
+    """Perfetto/Chrome trace: one complete event per op on its unit's track, and a
+    `device memory` counter track (bytes)."""
+    us = 1e6 / clock_hz
+    tids: dict[str, int] = {}
+    ev: list[dict[str, Any]] = []
+    for i, op in enumerate(bt.ops):
+        if not op.unit:
+            continue
+        tid = tids.setdefault(op.unit, len(tids) + 1)
+        ev.append({"name": op.name, "ph": "X", "pid": 1, "tid": tid, "ts": tl.start[i] * us,
+                   "dur": op.cycles * us, "args": {"op": i}})
+    for name, tid in tids.items():
+        ev.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": name}})
+    for t, b in tl.curve:
+        ev.append({"name": "device memory", "ph": "C", "pid": 1, "ts": t * us, "args": {"bytes": b}})
+    return json.dumps({"traceEvents": ev, "displayTimeUnit": "ms"}).encode()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from nnx.atomic_file import atomic_open
+    from nnx.target import TargetError, load_target
+
+    try:
+        target = load_target(args.target or None)
+    except TargetError as e:
+        raise _Fail(str(e)) from None
+    if args.plot and not args.plot.endswith((".png", ".svg")):
+        raise _Fail(f"--plot {args.plot}: the file name must end in .png or .svg")
+    func = _load(args.input, args.function)
+    rep, tl, bt = profile(func, target)
+    curves, names = [tl.curve], [args.input]
+    if args.baseline:
+        base, btl, _ = profile(_load(args.baseline, args.function), target)
+        rep["baseline"] = base
+        rep["peak_ratio"] = rep["peak_device_bytes"] / max(base["peak_device_bytes"], 1)
+        rep["slowdown"] = rep["cycles"] / max(base["cycles"], 1)
+        curves, names = [btl.curve, tl.curve], [args.baseline, args.input]
+    outputs: list[tuple[str, bytes]] = [(args.report, (json.dumps(rep, indent=2) + "\n").encode())]
+    if args.plot:
+        data = (plot_svg(curves, target.device.memory_bytes, target.clock_hz, names) if args.plot.endswith(".svg")
+                else plot_png(curves, target.device.memory_bytes))
+        outputs.append((args.plot, data))
+    if args.trace:
+        outputs.append((args.trace, trace_json(bt, tl, target.clock_hz)))
+    written: list[str] = []
+    try:
+        for path, data in outputs:
+            with atomic_open(path, "wb") as f:
+                f.write(data)
+            written.append(path)
+    except OSError as e:
+        for p in written:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        raise _Fail(f"{path}: cannot write: {e.strerror or e}") from None
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(build_parser().parse_args(argv))
+    except _Fail as e:
+        print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - never a traceback for the user
+        if os.environ.get("NNX_DEBUG"):
+            raise
+        msg = f"{type(e).__name__}: {e}".splitlines()[0]
+        print(f"{PROG}: internal error: {msg} (set NNX_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
