@@ -158,7 +158,7 @@ def _forward_set(block) -> set:
 def vdnn_like(func, target, mode="swap"):
     """Offload every conv/matmul input of the forward pass that a later (backward)
     op reads; prefetch one layer ahead."""
-    from nnx.graph_costs import MATRIX_OPS
+    from nnx.dialects.traits import MatrixCompute
     from nnx.passes.swap_insert import candidates, insert
 
     f = func.clone()
@@ -166,7 +166,7 @@ def vdnn_like(func, target, mode="swap"):
     cands, bt = candidates(block, target, mode, "asap")
     fwd = _forward_set(block)
     ops = bt.ops
-    mpu = [i for i, o in enumerate(ops) if getattr(o, "ONNX_TYPE", "") in MATRIX_OPS]
+    mpu = [i for i, o in enumerate(ops) if o.has_trait(MatrixCompute)]
     fwd_inputs = {id(v) for i in mpu if ops[i] in fwd for v in ops[i].onnx_inputs() if v is not None}
     chosen = [c for c in cands if id(c.value) in fwd_inputs and ops[c.consumer] not in fwd]
     # a single-graph forward (no backward) has nothing to offload

@@ -7,7 +7,7 @@ for their MACs, other compute ops on the VPU for max(input, output) elements; bo
 are bounded below by the device-memory traffic (bytes read + written at
 `device.memory_bytes_per_cycle`, the roofline). Swaps occupy the host link (D2H for
 swap_out, H2D for swap_in; one shared LINK when the link is half duplex). Constants
-and views (reshape-like ops: same bytes, new shape) take no time and no memory.
+and views (`ViewLike` ops: same bytes, new shape) take no time and no memory.
 """
 
 from __future__ import annotations
@@ -17,14 +17,11 @@ from dataclasses import dataclass
 
 from xdsl.ir import Block, Operation, SSAValue
 
+from nnx.dialects.traits import MatrixCompute, ViewLike
 from nnx.memory_timeline import TimelineOp, TimelineValue
 from nnx.target import Target
 from nnx.types import numpy_dtype_of
 
-MATRIX_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm"})
-"""ONNX operators that run on the MPU (the rest of the compute ops: VPU)."""
-VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
-"""ONNX operators whose output is the input's bytes under a new shape."""
 
 
 def value_bytes(v: SSAValue) -> int:
@@ -50,17 +47,18 @@ def _elems(v: SSAValue | None) -> int:
 
 
 def matrix_macs(op: Operation) -> int:
-    """Multiply-accumulates of a conv/matmul/gemm graph op (dense)."""
-    kind = op.ONNX_TYPE  # type: ignore[attr-defined]
+    """Multiply-accumulates of a `MatrixCompute` graph op (dense)."""
+    from nnx.dialects.graph import ConvOp, ConvTransposeOp, MatMulOp
+
     ins = op.onnx_inputs()  # type: ignore[attr-defined]
     out = op.onnx_outputs()[0]  # type: ignore[attr-defined]
-    if kind == "Conv":
+    if isinstance(op, ConvOp):
         w = ins[1].type.get_shape()
         return _elems(out) * math.prod(w[1:])
-    if kind == "ConvTranspose":
+    if isinstance(op, ConvTransposeOp):
         w = ins[1].type.get_shape()
         return _elems(ins[0]) * math.prod(w[1:])
-    if kind == "MatMul":
+    if isinstance(op, MatMulOp):
         return _elems(out) * ins[0].type.get_shape()[-1]
     a = ins[0].type.get_shape()  # Gemm
     return _elems(out) * (a[0] if op.attr("transA", 0) else a[1])  # type: ignore[attr-defined]
@@ -92,14 +90,13 @@ def op_unit_cycles(target: Target, op: Operation) -> tuple[str, int]:
         return link_unit(target, "D2H"), target.host_link.transfer_cycles(value_bytes(op.input))
     if isinstance(op, SwapInOp):
         return link_unit(target, "H2D"), target.host_link.transfer_cycles(value_bytes(op.input))
-    kind = op.ONNX_TYPE
-    if kind in VIEW_OPS:
+    if op.has_trait(ViewLike):
         return "", 0
     ins = [v for v in op.onnx_inputs() if v is not None]
     outs = [v for v in op.onnx_outputs() if v is not None]
     traffic = sum(value_bytes(v) for v in ins) + sum(value_bytes(v) for v in outs)
     mem = math.ceil(traffic / target.device.memory_bytes_per_cycle)
-    if kind in MATRIX_OPS:
+    if op.has_trait(MatrixCompute):
         return "MPU", max(target.mpu_cycles(matrix_macs(op)), mem)
     elems = max([_elems(v) for v in ins + outs] or [0])
     return "VPU", max(target.vpu_cycles(elems), mem)
@@ -140,7 +137,7 @@ def block_timeline(block: Block, target: Target) -> BlockTimeline:
         if op.next_op is None:
             break
         unit, cycles = op_unit_cycles(target, op)
-        view = isinstance(op, GraphOp) and op.ONNX_TYPE in VIEW_OPS
+        view = op.has_trait(ViewLike)
         writes = []
         for r in op.results:
             ids[r] = len(values)

@@ -79,7 +79,8 @@ def candidates(block: Block, target, mode: str, timing: str) -> tuple[list[Candi
     """Every insertion point with its slack and size, largest first (step 2 without
     the thresholds)."""
     from nnx.dialects.graph import ConstantOp, GraphOp
-    from nnx.graph_costs import VIEW_OPS, value_bytes
+    from nnx.dialects.traits import ViewLike
+    from nnx.graph_costs import value_bytes
     from xdsl.dialects.builtin import f32
 
     bt = block_timing(block, target, timing)
@@ -94,7 +95,7 @@ def candidates(block: Block, target, mode: str, timing: str) -> tuple[list[Candi
             owner = v.owner
             if not isinstance(owner, Operation) or isinstance(owner, ConstantOp):
                 continue
-            if isinstance(owner, GraphOp) and owner.ONNX_TYPE in VIEW_OPS:
+            if owner.has_trait(ViewLike):
                 continue  # a view: the tensor it aliases is the candidate
             if mode != "swap" and getattr(v.type, "element_type", None) != f32:
                 continue
