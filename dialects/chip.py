@@ -45,6 +45,7 @@ Lowering passes build ops from `nnx.sim.isa.Instr` objects with `instr_op(instr)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -465,8 +466,15 @@ class ConstOp(_SymbolOp):
 # --------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _tile_attr(t: Tile) -> TileAttr:
+    """`TileAttr.of`, shared between equal tiles (attributes are immutable; a program
+    reuses the same cache slots thousands of times)."""
+    return TileAttr.of(t)
+
+
 def _tiles_attr(tiles: Sequence[Tile | None]) -> ArrayAttr:
-    return ArrayAttr([UnitAttr() if t is None else TileAttr.of(t) for t in tiles])
+    return ArrayAttr([UnitAttr() if t is None else _tile_attr(t) for t in tiles])
 
 
 def _py(attr: Attribute) -> Any:
@@ -772,7 +780,7 @@ def instr_op(ins: Instr) -> ChipInstrOp:
     if ins.attrs:
         props["params"] = DictionaryAttr({k: python_to_attr(v) for k, v in ins.attrs.items()})
     for k, v in ins.opts.items():
-        props[k] = UnitAttr() if v is True else TileAttr.of(v)
+        props[k] = UnitAttr() if v is True else _tile_attr(v)
     if ins.token is not None:
         props["token"] = StringAttr(ins.token)
     return cls.create(properties=props)

@@ -79,9 +79,10 @@ class ChipLowerPass(ModulePass):
 
 
 def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: str, double_buffer: bool,
-                 max_tile_elements: int, chain: bool, schedule: bool) -> None:
+                 max_tile_elements: int, chain: bool, schedule: bool) -> list:
     """Replace the functions of `module` by the chip.program of its @main; problems
-    are PassErrors named `pass_name` (chip-lower, or the composite lower-to-chip)."""
+    are PassErrors named `pass_name` (chip-lower, or the composite lower-to-chip).
+    Returns the emitted (instruction, reads, writes), in the program's order."""
     from nnx.lowering.errors import LoweringError
     from nnx.lowering.lowering import Lowering
 
@@ -101,3 +102,4 @@ def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: st
         f.detach()
         f.erase()
     module.body.block.add_op(prog)
+    return lw.stream.entries

@@ -51,15 +51,17 @@ def check_unsynchronised(pass_name: str, program) -> None:
             raise PassError(f"{pass_name}: the program already has SIGNAL/WAIT (run it before chip-sync)", op)
 
 
-def schedule_program(pass_name: str, prog, target) -> "Dependencies":
+def schedule_program(pass_name: str, prog, target, deps: "Dependencies | None" = None) -> "Dependencies":
     """Reorder one chip.program by the list scheduler (see the module docstring); the
     dependencies of the new block order (what chip-sync needs: the composite
-    lower-to-chip hands them on instead of computing them again)."""
+    lower-to-chip hands them on instead of computing them again). `deps`: the
+    program's dependencies when the caller has them, else read from the IR."""
     from nnx.lowering.deps import instruction_dependencies
     from nnx.schedule import best_order, critical_path, estimate_cycles
 
-    check_unsynchronised(pass_name, prog)
-    deps = instruction_dependencies(prog)
+    if deps is None:
+        check_unsynchronised(pass_name, prog)
+        deps = instruction_dependencies(prog)
     bad = deps.order_violation()
     if bad is not None:
         raise PassError(f"{pass_name}: the block order puts instruction {bad[0]} before its dependency {bad[1]}",

@@ -57,12 +57,17 @@ class LowerToChipPass(ModulePass):
         from nnx.passes.chip_schedule import schedule_program
         from nnx.passes.chip_sync import synchronise_program
 
+        from nnx.lowering.deps import emitted_dependencies
+
         # the four passes' work, with their diagnostics under this pass's name and the
-        # dependency analysis done once (chip-schedule hands it to chip-sync)
+        # dependency analysis done once, from the accesses chip-lower emitted (the
+        # separate passes parse the same accesses back from `nnx.access`)
         target = load_pass_target(self.name, self.target)
-        lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
-                     bool(self.chain), bool(self.schedule))
+        entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
+                               bool(self.chain), bool(self.schedule))
         for prog in chip_programs(self.name, op):
             allocate_program(self.name, prog)
-            deps = schedule_program(self.name, prog, target) if self.schedule else None
+            deps = emitted_dependencies(prog, entries)
+            if self.schedule:
+                deps = schedule_program(self.name, prog, target, deps)
             synchronise_program(self.name, prog, deps)

@@ -345,3 +345,17 @@ def instruction_dependencies(program) -> Dependencies:
         r, w = parse_accesses(a.data) if a is not None else tile_accesses(ops[i].to_instr())
         preds[i] = sorted(ref[p] for p in tr.add(r, w))
     return Dependencies(ops, [op.unit.data for op in ops], preds)
+
+
+def emitted_dependencies(program, entries: Sequence[tuple[Instr, Sequence[Access], Sequence[Access]]]) -> Dependencies:
+    """The dependencies of a program chip-lower has just built, straight from the
+    accesses it emitted (`entries`: (instruction, reads, writes) in emitted order, one
+    per instruction op of `program`, still in that order): the DAG that
+    `instruction_dependencies` would parse back from `nnx.access`, without the
+    parsing (the composite lower-to-chip uses it)."""
+    ops = program.instructions()
+    if len(ops) != len(entries):
+        raise ValueError("internal: the program does not hold the emitted instructions")
+    d = Dependencies(ops, [op.unit.data for op in ops], dependencies((r, w) for _, r, w in entries))
+    d.__dict__["instrs"] = [ins for ins, _, _ in entries]  # same sizes and shapes: same costs
+    return d
