@@ -18,9 +18,12 @@ one decision.
 
 Options (those of `lower-to-chip`): `target`, `double-buffer`, `max-tile-elements`,
 `chain`, and `schedule` (default true: plan for a program that chip-schedule will
-reorder: next-fit cache reuse, accumulator operands hoisted, Transpose as a view).
+reorder: next-fit cache reuse, small VPU tiles that follow their producer's tiles,
+MatMul accumulators started from an Add's operand). Transposes marked `nnx.view`
+(graph-transpose-views) are lowered as strided views; the composite runs that pass
+and graph-hoist-addends first when `schedule` is true.
 
-    nnx-opt m.mlir -p 'chip-lower,chip-allocate,chip-schedule,chip-sync'
+    nnx-opt m.mlir -p 'graph-hoist-addends,graph-transpose-views,chip-lower,chip-allocate,chip-schedule,chip-sync'
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: st
     are PassErrors named `pass_name` (chip-lower, or the composite lower-to-chip).
     Returns the emitted (instruction, reads, writes), in the program's order."""
     from nnx.lowering.errors import LoweringError
-    from nnx.lowering.lowering import Lowering
+    from nnx.lowering.lowering import lower_function
 
     target = load_pass_target(pass_name, target_path)
     main, funcs = main_function(pass_name, module)
@@ -93,13 +96,11 @@ def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: st
 
         ctx.load_dialect(Chip)
     try:
-        lw = Lowering(target, double_buffer, max_tile_elements, chain, schedule)
-        lw.run(main)
-        prog = lw.build_program()
+        prog, entries = lower_function(main, target, double_buffer, max_tile_elements, chain, schedule)
     except LoweringError as e:
         raise PassError(f"{pass_name}: {e.message}", e.op) from None
     for f in funcs:
         f.detach()
         f.erase()
     module.body.block.add_op(prog)
-    return lw.stream.entries
+    return entries

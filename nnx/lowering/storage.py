@@ -64,6 +64,12 @@ def _sym(name: str) -> str:
     return s
 
 
+def broadcast_box(shape: tuple[int, ...], out_box: Box) -> Box:
+    """The box of a (right-aligned, broadcast) operand of `shape` for an output box."""
+    off = len(out_box) - len(shape)
+    return tuple((0, 1, 1) if d == 1 else (out_box[off + i][0], out_box[off + i][1], 1) for i, d in enumerate(shape))
+
+
 @dataclass
 class Tensor:
     """Where a graph value is: a storage buffer (`buffer` its symbol, `offset` bytes
@@ -158,13 +164,16 @@ class StorageBuffer:
 
 
 class StorageAllocator:
-    """The storage buffers of one program and the names of its symbols.
+    """The storage buffers of one program, where each graph value is in storage, and
+    the names of the program's symbols.
 
     Buffers are declared in allocation order (`t0`, `t1`, ...); constants are
     deduplicated by value; `fresh` gives unique symbol names for the chip.input /
-    chip.const / chip.output ops."""
+    chip.const / chip.output ops; `tensors` maps graph values to their storage (a
+    buffer, or a view of another value's buffer: aliases, Transpose views)."""
 
     def __init__(self) -> None:
+        self.tensors: dict = {}  # graph value -> Tensor in storage
         self.buffers: list[StorageBuffer] = []
         self.consts: list[tuple[str, Tensor, Any]] = []  # (symbol, tensor, value attr)
         self.const_cache: dict[Any, Tensor] = {}
@@ -212,6 +221,33 @@ class StorageAllocator:
 
     def buffer(self, name: str) -> StorageBuffer:
         return self.buffers[int(name[1:])]
+
+    def storage(self, v, op=None) -> Tensor:
+        """The storage of graph value `v`; a constant gets its buffer on first use."""
+        t = self.tensors.get(v)
+        if t is not None:
+            return t
+        from nnx.dialects.graph import ConstantOp
+        from nnx.lowering.errors import LoweringError
+
+        owner = v.owner
+        if isinstance(owner, ConstantOp):
+            ty = v.type
+            hint = "w"
+            loc = getattr(owner, "location", None)
+            m = re.fullmatch(r'loc\("([^"]+)"\)', str(loc)) if loc is not None else None
+            if m:
+                hint = m.group(1)
+            t = self.constant(owner.value, tuple(ty.get_shape()), _dtype_name(ty), hint)
+            self.tensors[v] = t
+            return t
+        raise LoweringError(f"operand of {op.name if op else 'an op'} has no storage", op)
+
+    def result_tensor(self, v) -> Tensor:
+        """A new intermediate buffer for the result `v`."""
+        t = self.allocate(tuple(v.type.get_shape()), _dtype_name(v.type), "intermediate")
+        self.tensors[v] = t
+        return t
 
 
 _NP = {
