@@ -16,6 +16,9 @@
 // RUN: nnx-opt %S/../lower-to-chip/chain.mlir -p graph-hoist-addends,graph-transpose-views,chip-lower | nnx-opt -p chip-allocate | nnx-opt -p chip-schedule,chip-sync | nnx-translate --to-asm - -o %t/b/prog.s
 // RUN: diff %t/a/prog.s %t/b/prog.s
 // RUN: diff %t/a/prog.data %t/b/prog.data
+// chip-schedule works on symbolic storage as well (before chip-allocate): the same.
+// RUN: nnx-opt %S/../lower-to-chip/chain.mlir -p graph-hoist-addends,graph-transpose-views,chip-lower,chip-schedule,chip-allocate,chip-sync | nnx-translate --to-asm - -o %t/b/prog.s
+// RUN: diff %t/a/prog.s %t/b/prog.s
 // RUN: nnx-opt %S/../lower-to-chip/tiled.mlir -p 'lower-to-chip{target="%S/../lower-to-chip/Inputs/tiny.toml"}' | nnx-translate --to-asm - -o %t/a/prog.s
 // RUN: nnx-opt %S/../lower-to-chip/tiled.mlir --pass-pipeline='builtin.module(graph-hoist-addends,graph-transpose-views,chip-lower{target="%S/../lower-to-chip/Inputs/tiny.toml"},chip-allocate,chip-schedule{target="%S/../lower-to-chip/Inputs/tiny.toml"},chip-sync)' | nnx-translate --to-asm - -o %t/b/prog.s
 // RUN: diff %t/a/prog.s %t/b/prog.s
