@@ -1,7 +1,10 @@
 """`lower-to-chip`: graph (+ sparse) ops of `func.func @main` -> one final `chip.program`.
 
-The composite of the four chip passes, with today's options and defaults:
+The composite of two graph rewrites and the four chip passes, with today's options
+and defaults:
 
+    graph-hoist-addends, graph-transpose-views -- only with schedule=true
+                                      (passes/graph_hoist_addends.py, graph_transpose_views.py)
     chip-lower{target double-buffer max-tile-elements chain schedule}   (passes/chip_lower.py)
     chip-allocate                                                      (passes/chip_allocate.py)
     chip-schedule{target}        -- only with schedule=true            (passes/chip_schedule.py)
@@ -52,14 +55,28 @@ class LowerToChipPass(ModulePass):
     schedule: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnx.passes.chip_allocate import ChipAllocatePass
-        from nnx.passes.chip_lower import ChipLowerPass, load_pass_target
-        from nnx.passes.chip_schedule import ChipSchedulePass
-        from nnx.passes.chip_sync import ChipSyncPass
+        from nnx.passes.chip_allocate import allocate_program, chip_programs
+        from nnx.passes.chip_lower import load_pass_target, lower_module
+        from nnx.passes.chip_schedule import schedule_program
+        from nnx.passes.chip_sync import synchronise_program
 
-        load_pass_target(self.name, self.target)  # a bad target is reported under this pass's name
-        ChipLowerPass(self.target, self.double_buffer, self.max_tile_elements, self.chain, self.schedule).apply(ctx, op)
-        ChipAllocatePass().apply(ctx, op)
+        from nnx.lowering.deps import emitted_dependencies
+        from nnx.passes.graph_hoist_addends import GraphHoistAddendsPass
+        from nnx.passes.graph_transpose_views import GraphTransposeViewsPass
+
+        # the four passes' work, with their diagnostics under this pass's name and the
+        # dependency analysis done once, from the accesses chip-lower emitted (the
+        # separate passes parse the same accesses back from `nnx.access`)
+        target = load_pass_target(self.name, self.target)
         if self.schedule:
-            ChipSchedulePass(self.target).apply(ctx, op)
-        ChipSyncPass().apply(ctx, op)
+            # the graph rewrites chip-lower profits from in list-scheduled programs
+            GraphHoistAddendsPass().apply(ctx, op)
+            GraphTransposeViewsPass().apply(ctx, op)
+        entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
+                               bool(self.chain), bool(self.schedule))
+        for prog in chip_programs(self.name, op):
+            allocate_program(self.name, prog)
+            deps = emitted_dependencies(prog, entries)
+            if self.schedule:
+                deps = schedule_program(self.name, prog, target, deps)
+            synchronise_program(self.name, prog, deps)

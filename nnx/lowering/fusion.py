@@ -1,6 +1,7 @@
 """Matches around one op that change how it is lowered: elementwise epilogues applied in
-the output cache, MatMul + bias as one Gemm, accumulator initialisation from an Add,
-Transpose as a strided view."""
+the output cache, MatMul + bias as one Gemm, accumulator initialisation from an Add.
+(Transpose views and the hoisting of Add operands are graph passes run before
+chip-lower: passes/graph_transpose_views.py, passes/graph_hoist_addends.py.)"""
 
 from __future__ import annotations
 
@@ -9,203 +10,137 @@ import math
 from xdsl.ir import Operation, SSAValue
 
 from nnx.lowering.storage import _py, ALIAS_KINDS, Tensor
+from nnx.lowering.context import LoweringContext
 
 
-class Fusion:
-    """Lowering methods: matches around one op that change how it is lowered: elementwise epilogues applied in (mixed into `Lowering`)."""
+def epilogue_chain(cx: LoweringContext, op, outs) -> list:
+    """Elementwise ops applied to `op`'s single result in the output cache before
+    it is stored (the intermediate never goes to storage): each is the only user of
+    the previous result, keeps its shape and type, and its other inputs are
+    constants or tensors already computed (read by broadcasting: a bias, the
+    shortcut of a residual add)."""
+    from nnx.dialects.graph import ConstantOp, GraphOp
+    from nnx.tiling import ELEMENTWISE
 
-    def transpose_view(self, op) -> bool:
-        """Scheduled programs: is this Transpose an alias with permuted strides (no VPU
-        pass)? Yes when every reader takes tiles of it as they are: compute ops that
-        neither reshape their operands (aliases, Gemm/fc views) nor copy them, and it
-        is not a graph output (outputs are stored row-major)."""
-        from xdsl.dialects import func as fdialect
-
-        from nnx.dialects import sparse as sd
-        from nnx.dialects.graph import GraphOp
-
-        if not self.schedule or not isinstance(op, GraphOp) or op.ONNX_TYPE != "Transpose" or op.after:
-            return False
-        out = op.onnx_outputs()[0]
-        if out is None or not out.uses:
-            return False
-        for u in out.uses:
-            o = u.operation
-            if isinstance(o, fdialect.ReturnOp) or isinstance(o, sd.FcOp):
-                return False
-            if isinstance(o, GraphOp) and o.ONNX_TYPE in ALIAS_KINDS | {"Dropout", "Concat", "Split", "Slice", "Transpose", "Gather", "Conv"}:
-                return False
-            if not isinstance(o, (GraphOp, sd.MatMulOp, sd.ConvOp)):
-                return False
-        return True
-
-    def epilogue_chain(self, op, outs) -> list:
-        """Elementwise ops applied to `op`'s single result in the output cache before
-        it is stored (the intermediate never goes to storage): each is the only user of
-        the previous result, keeps its shape and type, and its other inputs are
-        constants or tensors already computed (read by broadcasting: a bias, the
-        shortcut of a residual add)."""
-        from nnx.dialects.graph import ConstantOp, GraphOp
-        from nnx.tiling import ELEMENTWISE
-
-        chain = []
-        v = outs[0]
-        while True:
-            uses = list(v.uses)
-            if len(uses) != 1:
-                break
-            user = uses[0].operation
-            if not isinstance(user, GraphOp) or user.ONNX_TYPE not in ELEMENTWISE or user.ONNX_TYPE == "Dropout":
-                break
-            if v in self.returned:
-                break
-            uins = user.onnx_inputs()
-            uouts = user.onnx_outputs()
-            if len(uouts) != 1 or uouts[0].type != v.type:
-                break
-            if sum(1 for x in uins if x is v) != 1:
-                break
-            consts = []
-            ok = True
-            for j, x in enumerate(uins):
-                if x is v or x is None:
-                    continue
-                # constants, or tensors already in storage when `op` runs (e.g. the
-                # shortcut of a residual add)
-                if not isinstance(x.owner, ConstantOp) and x not in self.tensors:
-                    ok = False
-                    break
-                xs = tuple(x.type.get_shape())
-                vs = tuple(v.type.get_shape())
-                if len(xs) > len(vs) or any(a != 1 and a != b for a, b in zip(xs[::-1], vs[::-1])):
-                    ok = False
-                    break
-            if not ok:
-                break
-            pos = next(j for j, x in enumerate(uins) if x is v)
-            attrs = {k: _py(a) for k, a in user.onnx_attributes().items()}
-            chain.append((user, user.ONNX_TYPE, uins, pos, attrs))
-            self.fused.add(user)
-            v = uouts[0]
-        return chain
-
-    def epi_operand(self, user, j: int, x: SSAValue, op) -> Tensor:
-        """Operand `j` of the epilogue op `user`, viewed like the output it is applied to."""
-        t = self.tensor(x, op)
-        vw = self.epi_views.get((user, j))
-        return t if vw is None else t.view(vw)
-
-    def bias_gemm(self, a: SSAValue, w: SSAValue, epi: list):
-        """MatMul A[..., K] x W[K, N] followed by an Add of a constant bias along N (the
-        Linear layers of exported transformers): the MPU computes it as Gemm(A as
-        [M, K], W, bias) -- the bias initialises the accumulators, as Gemm's C and
-        Conv's B already do (seed 000 para. 93: the MPU does the layer, the VPU only
-        what the MPU cannot), instead of a VPU Add pass over the result. Returns (ins,
-        views, out_view, epilogue left) or None. Epilogue ops after the Add stay
-        fused when their other operands can be read through the [M, N] view; the rest
-        are lowered as ops of their own."""
-        from nnx.dialects.graph import ConstantOp
-
-        ws = tuple(w.type.get_shape())
-        xs = tuple(a.type.get_shape())
-        if len(ws) != 2 or len(xs) < 2 or not epi or epi[0][1] != "Add":
-            return None
-        if self.storage(a).strides is not None:
-            return None  # a Transpose view cannot be reshaped to [M, K]
-        k, n = ws
-        user, _, uins, pos, _ = epi[0]
-        b = uins[1 - pos]
-        if b is None or not isinstance(b.owner, ConstantOp) or b.type.element_type != w.type.element_type:
-            return None
-        bs = tuple(b.type.get_shape())
-        if not bs or bs[-1] != n or any(d != 1 for d in bs[:-1]):
-            return None
-        m = math.prod(xs[:-1])
-        out_full = (*xs[:-1], n)
-        keep = []
-        for e in epi[1:]:
-            eu, _, euins, epos, _ = e
-            ok = True
-            vws = {}
-            for j, x in enumerate(euins):
-                if x is None or j == epos:
-                    continue
-                s2 = tuple(x.type.get_shape())
-                if self.storage(x).strides is not None:
-                    ok = False  # a Transpose view cannot be read through [M, N]
-                    break
-                if len(s2) <= 1:
-                    continue
-                if s2 == out_full:
-                    vws[(eu, j)] = (m, n)
-                elif all(d == 1 for d in s2[:-1]):
-                    vws[(eu, j)] = (s2[-1],)
-                else:
-                    ok = False
-            if not ok:
-                break
-            self.epi_views.update(vws)
-            keep.append(e)
-        for e in epi[1 + len(keep):]:
-            self.fused.discard(e[0])  # lowered on their own, after this op
-        return [a, w, b], {0: (m, k), 2: (n,)}, (m, n), keep
-
-    def hoist_acc_operands(self, block) -> None:
-        """Move the ops computing the addend of `MatMul -> Add` (an attention mask built
-        after the scores in the export's order) before the MatMul, when they do not
-        depend on it, so `acc_init` can start the accumulators from it (block order
-        stays topological)."""
-        from nnx.dialects import sparse as sd
-        from nnx.dialects.graph import GraphOp
-
-        ops = list(block.ops)
-        pos = {o: i for i, o in enumerate(ops)}
-        for mm in ops:
-            is_mm = (isinstance(mm, GraphOp) and mm.ONNX_TYPE == "MatMul") or isinstance(mm, sd.MatMulOp)
-            if not is_mm or len(mm.results) != 1:
+    chain = []
+    v = outs[0]
+    while True:
+        uses = list(v.uses)
+        if len(uses) != 1:
+            break
+        user = uses[0].operation
+        if not isinstance(user, GraphOp) or user.ONNX_TYPE not in ELEMENTWISE or user.ONNX_TYPE == "Dropout":
+            break
+        if v in cx.returned:
+            break
+        uins = user.onnx_inputs()
+        uouts = user.onnx_outputs()
+        if len(uouts) != 1 or uouts[0].type != v.type:
+            break
+        if sum(1 for x in uins if x is v) != 1:
+            break
+        consts = []
+        ok = True
+        for j, x in enumerate(uins):
+            if x is v or x is None:
                 continue
-            uses = list(mm.results[0].uses)
-            if len(uses) != 1:
-                continue
-            add = uses[0].operation
-            if not isinstance(add, GraphOp) or add.ONNX_TYPE != "Add":
-                continue
-            other = [x for x in add.onnx_inputs() if x is not mm.results[0]]
-            if len(other) != 1 or other[0] is None or not isinstance(other[0].owner, Operation):
-                continue
-            # the ops after the MatMul that the addend needs
-            need, stack, ok = set(), [other[0].owner], True
-            while stack and ok:
-                o = stack.pop()
-                if o in need or o.parent_block() is not block or pos[o] < pos[mm]:
-                    continue
-                if o is mm or len(need) > 16:
-                    ok = False
-                    break
-                need.add(o)
-                stack += [v.owner for v in o.operands if isinstance(v.owner, Operation)]
-            if not ok or not need:
-                continue
-            for o in sorted(need, key=lambda x: pos[x]):
-                o.detach()
-                block.insert_op_before(o, mm)
-            ops = list(block.ops)
-            pos = {o: i for i, o in enumerate(ops)}
+            # constants, or tensors already in storage when `op` runs (e.g. the
+            # shortcut of a residual add)
+            if not isinstance(x.owner, ConstantOp) and x not in cx.store.tensors:
+                ok = False
+                break
+            xs = tuple(x.type.get_shape())
+            vs = tuple(v.type.get_shape())
+            if len(xs) > len(vs) or any(a != 1 and a != b for a, b in zip(xs[::-1], vs[::-1])):
+                ok = False
+                break
+        if not ok:
+            break
+        pos = next(j for j, x in enumerate(uins) if x is v)
+        attrs = {k: _py(a) for k, a in user.onnx_attributes().items()}
+        chain.append((user, user.ONNX_TYPE, uins, pos, attrs))
+        cx.fused.add(user)
+        v = uouts[0]
+    return chain
 
-    def acc_init(self, a: SSAValue, b: SSAValue, epi: list):
-        """MatMul followed by an Add of a tensor that broadcasts to its result (the
-        attention mask added to the scores, a residual): the MPU starts the
-        accumulators from it (MatMul's optional C, as Gemm's C), no VPU pass. Returns
-        (ins, epilogue left) or None."""
-        if not epi or epi[0][1] != "Add":
-            return None
-        user, _, uins, pos, _ = epi[0]
-        c = uins[1 - pos]
-        out = user.onnx_outputs()[0]
-        if c is None or c.type.element_type != out.type.element_type:  # type: ignore[attr-defined]
-            return None
-        cs = tuple(c.type.get_shape())  # type: ignore[attr-defined]
-        os_ = tuple(out.type.get_shape())  # type: ignore[attr-defined]
-        if len(cs) > len(os_) or any(d != 1 and d != o for d, o in zip(cs[::-1], os_[::-1])):
-            return None
-        return [a, b, c], epi[1:]
+
+def epi_operand(cx: LoweringContext, user, j: int, x: SSAValue, op) -> Tensor:
+    """Operand `j` of the epilogue op `user`, viewed like the output it is applied to."""
+    t = cx.residency.tensor(x, op)
+    vw = cx.epi_views.get((user, j))
+    return t if vw is None else t.view(vw)
+
+
+def bias_gemm(cx: LoweringContext, a: SSAValue, w: SSAValue, epi: list):
+    """MatMul A[..., K] x W[K, N] followed by an Add of a constant bias along N (the
+    Linear layers of exported transformers): the MPU computes it as Gemm(A as
+    [M, K], W, bias) -- the bias initialises the accumulators, as Gemm's C and
+    Conv's B already do (seed 000 para. 93: the MPU does the layer, the VPU only
+    what the MPU cannot), instead of a VPU Add pass over the result. Returns (ins,
+    views, out_view, epilogue left) or None. Epilogue ops after the Add stay
+    fused when their other operands can be read through the [M, N] view; the rest
+    are lowered as ops of their own."""
+    from nnx.dialects.graph import ConstantOp
+
+    ws = tuple(w.type.get_shape())
+    xs = tuple(a.type.get_shape())
+    if len(ws) != 2 or len(xs) < 2 or not epi or epi[0][1] != "Add":
+        return None
+    if cx.store.storage(a).strides is not None:
+        return None  # a Transpose view cannot be reshaped to [M, K]
+    k, n = ws
+    user, _, uins, pos, _ = epi[0]
+    b = uins[1 - pos]
+    if b is None or not isinstance(b.owner, ConstantOp) or b.type.element_type != w.type.element_type:
+        return None
+    bs = tuple(b.type.get_shape())
+    if not bs or bs[-1] != n or any(d != 1 for d in bs[:-1]):
+        return None
+    m = math.prod(xs[:-1])
+    out_full = (*xs[:-1], n)
+    keep = []
+    for e in epi[1:]:
+        eu, _, euins, epos, _ = e
+        ok = True
+        vws = {}
+        for j, x in enumerate(euins):
+            if x is None or j == epos:
+                continue
+            s2 = tuple(x.type.get_shape())
+            if cx.store.storage(x).strides is not None:
+                ok = False  # a Transpose view cannot be read through [M, N]
+                break
+            if len(s2) <= 1:
+                continue
+            if s2 == out_full:
+                vws[(eu, j)] = (m, n)
+            elif all(d == 1 for d in s2[:-1]):
+                vws[(eu, j)] = (s2[-1],)
+            else:
+                ok = False
+        if not ok:
+            break
+        cx.epi_views.update(vws)
+        keep.append(e)
+    for e in epi[1 + len(keep):]:
+        cx.fused.discard(e[0])  # lowered on their own, after this op
+    return [a, w, b], {0: (m, k), 2: (n,)}, (m, n), keep
+
+
+def acc_init(cx: LoweringContext, a: SSAValue, b: SSAValue, epi: list):
+    """MatMul followed by an Add of a tensor that broadcasts to its result (the
+    attention mask added to the scores, a residual): the MPU starts the
+    accumulators from it (MatMul's optional C, as Gemm's C), no VPU pass. Returns
+    (ins, epilogue left) or None."""
+    if not epi or epi[0][1] != "Add":
+        return None
+    user, _, uins, pos, _ = epi[0]
+    c = uins[1 - pos]
+    out = user.onnx_outputs()[0]
+    if c is None or c.type.element_type != out.type.element_type:  # type: ignore[attr-defined]
+        return None
+    cs = tuple(c.type.get_shape())  # type: ignore[attr-defined]
+    os_ = tuple(out.type.get_shape())  # type: ignore[attr-defined]
+    if len(cs) > len(os_) or any(d != 1 and d != o for d, o in zip(cs[::-1], os_[::-1])):
+        return None
+    return [a, b, c], epi[1:]

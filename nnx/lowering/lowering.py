@@ -1,315 +1,190 @@
 """The lowering of one function's graph (+ sparse) ops to chip instructions.
 
-`Lowering.run(func)` walks the ops in block order (the schedule), allocates storage,
-decides residency, tiles each op and emits its instructions with their exact
-accesses; `build_program()` returns them as a `chip.program` in emitted order (the
-input of chip-allocate, chip-schedule and chip-sync; see passes/chip_lower.py).
-The work is split by concern over the modules of this package: residency.py,
-fusion.py, group_chain.py, data_movement.py, compute.py, sparse_weights.py; storage
-tensors in storage.py, cache slots and heaps in cache.py, dependencies in deps.py.
+`lower_function(func, target, ...)` walks the ops in block order (the schedule):
+storage buffers come from a `StorageAllocator`, residency from `Residency`, the
+instructions go to an `InstructionStream` (nnx/lowering/context.py bundles them for
+the per-op functions); each op is lowered by the functions of fusion.py,
+group_chain.py, data_movement.py, compute.py and sparse_weights.py, and
+`build_program` returns everything as a `chip.program` in emitted order (the input of
+chip-allocate, chip-schedule and chip-sync; see passes/chip_lower.py).
 """
 
 from __future__ import annotations
 
-import math
-import re
-from typing import Any
-
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
-from nnx.diagnostics import PassError
-from nnx.lowering.cache import CacheHeap
-from nnx.lowering.storage import _align, _DATA_BASE, _dtype_name, _NP, _py, _sym, ALIAS_KINDS, Tensor
-from nnx.sim.isa import Instr, Tile
+from nnx.lowering import compute, data_movement, fusion, group_chain, sparse_weights
+from nnx.lowering.context import LoweringContext
+from nnx.lowering.deps import ACCESS_ATTR, format_accesses, SEQ_ATTR
+from nnx.lowering.errors import LoweringError
+from nnx.lowering.storage import _dtype_name, _py, ALIAS_KINDS, Tensor
+from nnx.sim.isa import Tile
 from nnx.tiling import TilingError
-from nnx.lowering.compute import ComputeTiling
-from nnx.lowering.data_movement import DataMovement
-from nnx.lowering.deps import ACCESS_ATTR, SEQ_ATTR, format_accesses
-from nnx.lowering.fusion import Fusion
-from nnx.lowering.group_chain import GroupChain
-from nnx.lowering.residency import Residency
-from nnx.lowering.sparse_weights import SparseWeights
-from nnx.lowering.storage import unallocated_attr
 
 
-class EmittedInstructions:
-    """The instructions in emitted order with the accesses each reads and writes
-    (nnx/lowering/deps.py turns them into dependencies)."""
+def _names(attrs, count: int, default: str) -> list[str]:
+    """The `nnx.name` of each of `count` arguments/results, else `default<i>`."""
+    data = attrs.data if attrs is not None else None
+    out = []
+    for i in range(count):
+        name = f"{default}{i}"
+        if data is not None and i < len(data):
+            n = data[i].data.get("nnx.name")
+            if isinstance(n, StringAttr):
+                name = n.data
+        out.append(name)
+    return out
 
-    def __init__(self) -> None:
-        self.entries: list[tuple[Instr, list, list]] = []
 
-    def emit(self, ins: Instr, reads: list[tuple], writes: list[tuple]) -> int:
-        """Append `ins`; reads/writes: ('N'|'W'|'O', lo, hi[, box]) or ('S', key)."""
-        self.entries.append((ins, list(reads), list(writes)))
-        return len(self.entries) - 1
+def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
+    """Lower `func` (graph + sparse ops): (the `chip.program`, the emitted
+    (instruction, reads, writes) in program order). Raises `LoweringError`."""
+    from xdsl.dialects import func as fdialect
+
+    from nnx.dialects.graph import ConstantOp, GraphOp
+
+    cx = LoweringContext.create(target, double_buffer, max_tile, chain, schedule)
+    block = func.body.block
+    ret = next((o for o in block.ops if isinstance(o, fdialect.ReturnOp)), None)
+    if ret is not None:
+        cx.returned.update(ret.arguments)
+    inputs: list[tuple[str, Tensor]] = []
+    for arg, name in zip(block.args, _names(func.arg_attrs, len(block.args), "arg")):
+        t = cx.store.allocate(tuple(arg.type.get_shape()), _dtype_name(arg.type), "input")  # type: ignore[attr-defined]
+        cx.store.tensors[arg] = t
+        inputs.append((cx.store.fresh(name), t))
+    # the outputs' names are reserved before any constant is named (a constant must
+    # not take a graph output's name)
+    nout = len(ret.arguments) if ret is not None else 0
+    out_names = [cx.store.fresh(n) for n in _names(func.res_attrs, nout, "out")]
+    cx.views = transpose_views(block)
+    cx.residency.liveness(block, cx.views)
+    outputs: list[tuple[str, Tensor]] = []
+    for idx, op in enumerate(block.ops):
+        cx.residency.idx = idx
+        if isinstance(op, ConstantOp) or op in cx.fused:
+            continue
+        cx.residency.release_dead()
+        if isinstance(op, fdialect.ReturnOp):
+            for i, v in enumerate(op.arguments):
+                outputs.append((out_names[i], cx.store.storage(v, op)))
+            continue
+        try:
+            if op.name.startswith("sparse."):
+                sparse_weights.lower_sparse(cx, op)
+            elif isinstance(op, GraphOp):
+                lower_graph(cx, op)
+            else:
+                raise LoweringError(f"cannot lower {op.name}", op)
+        except TilingError as e:
+            raise LoweringError(f"{op.name} does not fit the caches: {e}", op) from None
+        except ValueError as e:
+            raise LoweringError(f"{op.name}: {e}", op) from None
+    return build_program(cx, inputs, outputs), cx.stream.entries
 
 
-class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, SparseWeights):
-    """The state of one lowering of a function: the target, the options, storage
-    allocation (tensors, constants, names), the resident buffers and the emitted
-    instructions. The methods of each concern live in their own module (mixins)."""
+def transpose_views(block) -> set:
+    """The Transposes marked `nnx.view` by graph-transpose-views (lowered as strided
+    views); a mark on a Transpose that cannot be a view is a LoweringError."""
+    from nnx.passes.graph_transpose_views import is_transpose_view, VIEW_ATTR
 
-    def __init__(self, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
-        self.target = target
-        self.schedule = schedule
-        self.double_buffer = double_buffer
-        self.max_tile = max_tile
-        self.chain = chain
-        self.caps = {s: target.cache_bytes(s) for s in ("N", "W", "O")}
-        # on-chip chaining: resident tensors (by root value: aliases share the root)
-        self.heaps = {s: CacheHeap(self.caps[s], next_fit=schedule) for s in ("O", "N")}
-        self.res: dict[Any, str] = {}  # root -> space
-        self.root: dict[SSAValue, SSAValue] = {}
-        self.uses: dict[Any, list[int]] = {}  # root -> op indices reading it
-        self.must_store: set = set()
-        self.idx = 0
-        self.flip = 0
-        self.stream = EmittedInstructions()
-        self.const_top = 0
-        self.data_top = _DATA_BASE
-        self.tensors: dict[SSAValue, Tensor] = {}
-        self.consts: list[tuple[str, Tensor, Any]] = []  # (name, tensor, value attr)
-        self.const_cache: dict[Any, Tensor] = {}
-        self.inputs: list[tuple[str, Tensor]] = []
-        self.outputs: list[tuple[str, Tensor]] = []
-        self.names: set[str] = set()
-        self.fused: set[Operation] = set()
-        # epilogue operands read through a view of the op's output (bias_gemm)
-        self.epi_views: dict[tuple[Operation, int], tuple[int, ...]] = {}
-        # output tile shape of each resident result (follow_tiles)
-        self.tile_shape: dict[Any, tuple[int, ...]] = {}
-        dau = target.unit("DAU").count
-        self.load_unit = "DAU0"
-        self.store_unit = f"DAU{dau - 1}"
-        self.mpu = "MPU0"
-        self.vpu = "VPU0"
-        self.map = "MAP0"
-        self.counts = {u: (target.unit(u).count if u != "MAP" else target.mapping.count) for u in ("DAU", "MPU", "VPU", "MAP")}
-        self.rr = {u: 0 for u in self.counts}
+    views = set()
+    for op in block.ops:
+        if VIEW_ATTR in op.attributes:
+            if not is_transpose_view(op):
+                raise LoweringError(f"{op.name} is marked {VIEW_ATTR} but cannot be a view (see graph-transpose-views)", op)
+            views.add(op)
+    return views
 
-    def next_unit(self, ut: str) -> str:
-        """Round-robin over the target's instances of a unit type."""
-        i = self.rr[ut]
-        self.rr[ut] = (i + 1) % self.counts[ut]
-        return f"{ut}{i}"
 
-    def next_load_unit(self) -> str:
-        return self.next_unit("DAU")
+def lower_graph(cx: LoweringContext, op) -> None:
+    """One graph op: a view (Transpose, aliases), data movement, a grouped channel
+    chain, or a compute op with what fuses into it (bias-Gemm, accumulator init,
+    epilogues)."""
+    kind = op.ONNX_TYPE
+    ins = op.onnx_inputs()
+    outs = op.onnx_outputs()
+    attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
+    if any(o is None for o in outs):
+        raise LoweringError(f"{op.name} with an absent optional output in the middle is not supported", op)
+    if op in cx.views:
+        src = cx.store.storage(ins[0], op)
+        r = len(src.shape)
+        perm = [int(p) for p in attrs.get("perm", list(range(r))[::-1])]
+        cx.store.tensors[outs[0]] = src.permuted(perm)
+        return
+    # aliases: same bytes, new shape
+    if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
+        src = cx.store.storage(ins[0], op)  # the storage view; residency goes by the root
+        for o in outs[:1]:
+            cx.store.tensors[o] = src.view(tuple(o.type.get_shape()))
+        if len(outs) > 1:
+            # the (unused) mask of an inference Dropout: all true
+            cx.store.tensors[outs[1]] = cx.store.const_array(np.ones(outs[1].type.get_shape(), np.bool_), "mask")
+        return
+    for v in ins:
+        if v is not None:
+            cx.residency.tensor(v, op)
+    if kind == "Concat":
+        return data_movement.lower_concat(cx, op, ins, outs, attrs)
+    if kind == "Split":
+        return data_movement.lower_split(cx, op, ins, outs, attrs)
+    if kind == "Slice" and data_movement.lower_slice(cx, op, ins, outs, attrs):
+        return
+    if kind == "Gather" and data_movement.lower_gather(cx, op, ins, outs, attrs):
+        return
+    if kind == "Conv" and group_chain.try_group_chain(cx, op):
+        return
+    epi = fusion.epilogue_chain(cx, op, outs) if len(outs) == 1 else []
+    bg = fusion.bias_gemm(cx, ins[0], ins[1], epi) if kind == "MatMul" else None
+    if bg is not None:
+        gins, views, out_view, rest = bg
+        last = rest[-1][0] if rest else epi[0][0]
+        compute.lower_compute(cx, op, "Gemm", gins, [last.onnx_outputs()[0]], {}, None, views, out_view, epilogue=rest)
+        return
+    ai = fusion.acc_init(cx, ins[0], ins[1], epi) if kind == "MatMul" and cx.schedule else None
+    if ai is not None:
+        mins, rest = ai
+        last = rest[-1][0] if rest else epi[0][0]
+        compute.lower_compute(cx, op, kind, mins, [last.onnx_outputs()[0]], attrs, epilogue=rest)
+        return
+    if epi:
+        compute.lower_compute(cx, op, kind, ins, [epi[-1][0].onnx_outputs()[0]], attrs, epilogue=epi)
+        return
+    compute.lower_compute(cx, op, kind, ins, outs, attrs)
 
-    def fresh(self, base: str) -> str:
-        s = _sym(base)
-        name, n = s, 1
-        while name in self.names:
-            name = f"{s}_{n}"
-            n += 1
-        self.names.add(name)
-        return name
 
-    def alloc_data(self, shape, dtype: str) -> Tensor:
-        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
-        off = self.data_top
-        self.data_top = _align(off + nbytes)
-        return Tensor(off, tuple(shape), dtype, (off, off + nbytes))
+def build_program(cx: LoweringContext, inputs: list, outputs: list):
+    """The chip.program of everything emitted: a `chip.buffer` per storage tensor
+    (in allocation order), the storage symbols pointing into them, then the
+    instructions in emitted order, each with its exact accesses (`nnx.access`) and
+    sequential position (`nnx.seq`); storage tiles are `@buffer:offset` (no
+    addresses yet: passes/chip_allocate.py), no SIGNAL/WAIT yet."""
+    from nnx.dialects.chip import BufferOp, ConstOp, InputOp, OutputOp, ProgramOp, TileAttr, instr_op
 
-    def alloc_const(self, value_attr, shape, dtype: str, hint: str) -> Tensor:
-        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
-        off = self.const_top
-        self.const_top = _align(off + nbytes)
-        t = Tensor(off, tuple(shape), dtype, (off, off + nbytes))
-        self.consts.append((self.fresh(hint), t, value_attr))
-        return t
+    def sym_tile(t: Tensor) -> Tile:
+        return Tile(t.tile_space, t.offset, t.shape, t.dtype)
 
-    def const_array(self, arr: np.ndarray, hint: str = "c") -> Tensor:
-        """A constant in storage holding `arr` (deduplicated)."""
-        from nnx.dialects.graph import dense_attr
-        from nnx.resources import register_array
-
-        from nnx.dialects.chip import type_name
-
-        arr = np.ascontiguousarray(arr)
-        key = (arr.dtype.str, arr.shape, arr.tobytes())
-        t = self.const_cache.get(key)
-        if t is not None:
-            return t
-        attr = dense_attr(arr) if arr.size <= 16 else register_array(arr, hint=hint)
-        dt = type_name(attr.get_type().element_type)
-        t = self.alloc_const(attr, arr.shape, dt, hint)
-        self.const_cache[key] = t
-        return t
-
-    def rootof(self, v: SSAValue):
-        return self.root.get(v, v)
-
-    def tensor(self, v: SSAValue, op: Operation | None = None) -> Tensor:
-        """Where `v` is now: its cache buffer when resident, else its storage."""
-        t = self.storage(v, op)
-        sp = self.res.get(self.rootof(v))
-        if sp is not None:
-            lo, _ = self.heaps[sp].live[self.rootof(v)]
-            return Tensor(lo, t.shape, t.dtype, None, sp, t.strides)
-        return t
-
-    def storage(self, v: SSAValue, op: Operation | None = None) -> Tensor:
-        t = self.tensors.get(v)
-        if t is not None:
-            return t
-        from nnx.dialects.graph import ConstantOp
-
-        owner = v.owner
-        if isinstance(owner, ConstantOp):
-            ty = v.type
-            shape = tuple(ty.get_shape())  # type: ignore[attr-defined]
-            dt = _dtype_name(ty)
-            hint = "w"
-            loc = getattr(owner, "location", None)
-            m = re.fullmatch(r'loc\("([^"]+)"\)', str(loc)) if loc is not None else None
-            if m:
-                hint = m.group(1)
-            t = self.alloc_const(owner.value, shape, dt, hint)
-            self.tensors[v] = t
-            return t
-        raise PassError(f"lower-to-chip: operand of {op.name if op else 'an op'} has no storage", op)
-
-    def run(self, func) -> None:
-        from xdsl.dialects import func as fdialect
-
-        from nnx.dialects.graph import ConstantOp, GraphOp
-
-        block = func.body.block
-        self.returned = set()
-        for o in block.ops:
-            if isinstance(o, fdialect.ReturnOp):
-                self.returned.update(o.arguments)
-        arg_attrs = func.arg_attrs.data if func.arg_attrs is not None else None
-        for i, arg in enumerate(block.args):
-            name = f"arg{i}"
-            if arg_attrs is not None and i < len(arg_attrs):
-                n = arg_attrs[i].data.get("nnx.name")
-                if isinstance(n, StringAttr):
-                    name = n.data
-            t = self.alloc_data(tuple(arg.type.get_shape()), _dtype_name(arg.type))  # type: ignore[attr-defined]
-            self.tensors[arg] = t
-            self.inputs.append((self.fresh(name), t))
-        # the outputs' names are reserved before any constant is named (a constant
-        # must not take a graph output's name)
-        res_attrs = func.res_attrs.data if func.res_attrs is not None else None
-        ret = next((o for o in block.ops if isinstance(o, fdialect.ReturnOp)), None)
-        out_names = []
-        for i in range(len(ret.arguments) if ret is not None else 0):
-            name = f"out{i}"
-            if res_attrs is not None and i < len(res_attrs):
-                n = res_attrs[i].data.get("nnx.name")
-                if isinstance(n, StringAttr):
-                    name = n.data
-            out_names.append(self.fresh(name))
-        if self.schedule:
-            self.hoist_acc_operands(block)
-        self.liveness(block)
-        for idx, op in enumerate(block.ops):
-            self.idx = idx
-            if isinstance(op, ConstantOp) or op in self.fused:
-                continue
-            self.release_dead()
-            if isinstance(op, fdialect.ReturnOp):
-                for i, v in enumerate(op.arguments):
-                    self.outputs.append((out_names[i], self.storage(v, op)))
-                continue
-            try:
-                if op.name.startswith("sparse."):
-                    self.lower_sparse(op)
-                elif isinstance(op, GraphOp):
-                    self.lower_graph(op)
-                else:
-                    raise PassError(f"lower-to-chip: cannot lower {op.name}", op)
-            except TilingError as e:
-                raise PassError(f"lower-to-chip: {op.name} does not fit the caches: {e}", op) from None
-            except ValueError as e:
-                raise PassError(f"lower-to-chip: {op.name}: {e}", op) from None
-
-    def result_tensor(self, v: SSAValue) -> Tensor:
-        t = self.alloc_data(tuple(v.type.get_shape()), _dtype_name(v.type))  # type: ignore[attr-defined]
-        self.tensors[v] = t
-        return t
-
-    def lower_graph(self, op) -> None:
-        kind = op.ONNX_TYPE
-        ins = op.onnx_inputs()
-        outs = op.onnx_outputs()
-        attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
-        if any(o is None for o in outs):
-            raise PassError(f"lower-to-chip: {op.name} with an absent optional output in the middle is not supported", op)
-        if self.transpose_view(op):
-            src = self.storage(ins[0], op)
-            r = len(src.shape)
-            perm = [int(p) for p in attrs.get("perm", list(range(r))[::-1])]
-            self.tensors[outs[0]] = src.permuted(perm)
-            return
-        # aliases: same bytes, new shape
-        if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
-            src = self.storage(ins[0], op)  # the storage view; residency goes by the root
-            for o in outs[:1]:
-                self.tensors[o] = src.view(tuple(o.type.get_shape()))
-            if len(outs) > 1:
-                # the (unused) mask of an inference Dropout: all true
-                self.tensors[outs[1]] = self.const_array(np.ones(outs[1].type.get_shape(), np.bool_), "mask")
-            return
-        for v in ins:
-            if v is not None:
-                self.tensor(v, op)
-        if kind == "Concat":
-            return self.lower_concat(op, ins, outs, attrs)
-        if kind == "Split":
-            return self.lower_split(op, ins, outs, attrs)
-        if kind == "Slice" and self.lower_slice(op, ins, outs, attrs):
-            return
-        if kind == "Gather" and self.lower_gather(op, ins, outs, attrs):
-            return
-        if kind == "Conv" and self.try_group_chain(op):
-            return
-        epi = self.epilogue_chain(op, outs) if len(outs) == 1 else []
-        bg = self.bias_gemm(ins[0], ins[1], epi) if kind == "MatMul" else None
-        if bg is not None:
-            gins, views, out_view, rest = bg
-            last = rest[-1][0] if rest else epi[0][0]
-            self.lower_compute(op, "Gemm", gins, [last.onnx_outputs()[0]], {}, None, views, out_view, epilogue=rest)
-            return
-        ai = self.acc_init(ins[0], ins[1], epi) if kind == "MatMul" and self.schedule else None
-        if ai is not None:
-            mins, rest = ai
-            last = rest[-1][0] if rest else epi[0][0]
-            self.lower_compute(op, kind, mins, [last.onnx_outputs()[0]], attrs, epilogue=rest)
-            return
-        if epi:
-            self.lower_compute(op, kind, ins, [epi[-1][0].onnx_outputs()[0]], attrs, epilogue=epi)
-            return
-        self.lower_compute(op, kind, ins, outs, attrs)
-
-    # ---- program ----------------------------------------------------------------------
-    def build_program(self):
-        """The chip.program of everything emitted: storage symbols, then the
-        instructions in emitted order, each with its exact accesses (`nnx.access`),
-        storage still in the two virtual regions (marked `nnx.unallocated`; see
-        passes/chip_allocate.py), no SIGNAL/WAIT yet."""
-        from nnx.dialects.chip import ConstOp, InputOp, OutputOp, ProgramOp, TileAttr, instr_op
-
-        def sym_tile(t: Tensor) -> Tile:
-            return Tile("S", t.offset, t.shape, t.dtype)
-
-        ops: list[Operation] = []
-        for name, t in self.inputs:
-            ops.append(InputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
-        for name, t, value in self.consts:
-            ops.append(ConstOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t)), "value": value}))
-        for name, t in self.outputs:
-            ops.append(OutputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
-        for seq, (ins, reads, writes) in enumerate(self.stream.entries):
-            op = instr_op(ins)
-            op.attributes[ACCESS_ATTR] = StringAttr(format_accesses(reads, writes))
-            op.attributes[SEQ_ATTR] = IntegerAttr(seq, i64)
-            ops.append(op)
-        prog = ProgramOp(0, ops, target=self.target.name)
-        prog.attributes.update(unallocated_attr(self.const_top, self.data_top - _DATA_BASE))
-        return prog
+    for _, t in outputs:
+        buf = cx.store.buffer(t.buffer)
+        if buf.kind == "intermediate":
+            buf.kind = "output"
+    ops: list[Operation] = [
+        BufferOp.create(properties={"sym_name": StringAttr(b.name), "bytes": IntegerAttr(b.nbytes, i64),
+                                    "kind": StringAttr(b.kind)})
+        for b in cx.store.buffers
+    ]
+    for name, t in inputs:
+        ops.append(InputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
+    for name, t, value in cx.store.consts:
+        ops.append(ConstOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t)), "value": value}))
+    for name, t in outputs:
+        ops.append(OutputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
+    for seq, (ins, reads, writes) in enumerate(cx.stream.entries):
+        op = instr_op(ins)
+        op.attributes[ACCESS_ATTR] = StringAttr(format_accesses(reads, writes))
+        op.attributes[SEQ_ATTR] = IntegerAttr(seq, i64)
+        ops.append(op)
+    return ProgramOp(0, ops, target=cx.target.name)

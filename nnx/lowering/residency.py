@@ -6,17 +6,56 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
-from nnx.lowering.storage import _align, ALIAS_KINDS, Tensor
+from nnx.lowering.cache import CacheHeap
+from nnx.lowering.storage import _align, ALIAS_KINDS, StorageAllocator, Tensor
+from nnx.lowering.stream import InstructionStream
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import Box, full_box
 
 
-class Residency:
-    """Lowering methods: on-chip chaining: which results stay resident in the caches, liveness over the op (mixed into `Lowering`)."""
+def box_acc(t: Tensor, box: Box, ct: Tile) -> tuple:
+    """The dependency access of the tile `ct` of `box` of a resident tensor."""
+    bounds = tuple((s, s + (n - 1) * st + 1) for s, n, st in box)
+    return (ct.space, ct.offset, ct.end, (t.offset, t.shape, bounds))
 
-    def liveness(self, block) -> None:
+
+class Residency:
+    """The resident (chained) results of one lowering: a top-down heap per cache (O,
+    N), the alias roots, the op indices that read each root (liveness), the roots
+    that must reach storage (graph outputs), and the output tile shape of each
+    resident result. Evictions and write-backs are STOREs on `stream` to the
+    tensor's buffer in `store`."""
+
+    def __init__(self, target, store: StorageAllocator, stream: InstructionStream, chain: bool, next_fit: bool) -> None:
+        self.store = store
+        self.stream = stream
+        self.chain = chain
+        self.caps = {s: target.cache_bytes(s) for s in ("N", "W", "O")}
+        self.heaps = {s: CacheHeap(self.caps[s], next_fit=next_fit) for s in ("O", "N")}
+        self.res: dict = {}  # root -> space
+        self.root: dict[SSAValue, SSAValue] = {}
+        self.uses: dict = {}  # root -> op indices reading it
+        self.must_store: set = set()
+        self.idx = 0  # the index of the op being lowered
+        # output tile shape of each resident result (compute.follow_tiles)
+        self.tile_shape: dict = {}
+
+    def rootof(self, v: SSAValue):
+        return self.root.get(v, v)
+
+    def tensor(self, v: SSAValue, op=None) -> Tensor:
+        """Where `v` is now: its cache buffer when resident, else its storage."""
+        t = self.store.storage(v, op)
+        sp = self.res.get(self.rootof(v))
+        if sp is not None:
+            lo, _ = self.heaps[sp].live[self.rootof(v)]
+            return Tensor(lo, t.shape, t.dtype, None, sp, t.strides)
+        return t
+
+    def liveness(self, block, views: set) -> None:
         """Roots of alias chains, the op indices that read each root, and the roots that
-        must reach storage (graph outputs)."""
+        must reach storage (graph outputs). `views`: the Transpose ops lowered as
+        strided views (aliases too; fusion.transpose_view)."""
         from xdsl.dialects import func as fdialect
 
         from nnx.dialects.graph import GraphOp
@@ -30,7 +69,7 @@ class Residency:
             if isinstance(op, GraphOp):
                 kind = op.ONNX_TYPE
                 outs = op.onnx_outputs()
-                if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)) or self.transpose_view(op):
+                if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)) or op in views:
                     ins = op.onnx_inputs()
                     if ins and ins[0] is not None and outs and outs[0] is not None:
                         # an alias reads nothing: its readers read the root
@@ -61,11 +100,11 @@ class Residency:
         """One STORE of a resident tensor to its storage address."""
         sp = self.res[root]
         lo, _ = self.heaps[sp].live[root]
-        st = self.storage(root)
+        st = self.store.storage(root)
         ct = Tensor(lo, st.shape, st.dtype, None, sp)
         full = full_box(st.shape)
         self.stream.emit(
-            Instr(self.next_unit("DAU"), "STORE", [st.tile(full)], [ct.tile(full)]),
+            Instr(self.stream.next_unit("DAU"), "STORE", [st.tile(full)], [ct.tile(full)]),
             [ct.access()], [("S", st.key)],
         )
 
@@ -74,7 +113,7 @@ class Residency:
         the future (never those in `protect`) when that makes room."""
         if not self.chain or not self.uses.get(v):
             return False
-        t = self.storage(v)
+        t = self.store.storage(v)
         n = t.nbytes
         for sp in ("O", "N"):
             if _align(n) > self.caps[sp] - self.reserve(sp):
@@ -99,12 +138,6 @@ class Residency:
                     self.res[v] = sp
                     return True
         return False
-
-    @staticmethod
-    def box_acc(t: Tensor, box: Box, ct: Tile) -> tuple:
-        """The Stream access of the tile `ct` of `box` of a resident tensor."""
-        bounds = tuple((s, s + (n - 1) * st + 1) for s, n, st in box)
-        return (ct.space, ct.offset, ct.end, (t.offset, t.shape, bounds))
 
     def reserve(self, sp: str) -> int:
         """Bytes at the bottom of a cache kept for the working sets (op slots): 1/8 of

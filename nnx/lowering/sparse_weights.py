@@ -10,10 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from nnx.diagnostics import PassError
+from nnx.lowering.errors import LoweringError
 from nnx.lowering.storage import _py, Tensor
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import Box, box_shape, full_box
+from nnx.lowering import compute, fusion, group_chain
+from nnx.lowering.context import LoweringContext
 
 
 @dataclass
@@ -67,165 +69,165 @@ class SparseInfo:
         return max(best, g)
 
 
-class SparseWeights:
-    """Lowering methods: sparse ops (sparse.fc / sparse.matmul / sparse.conv): compacted surviving weights (mixed into `Lowering`)."""
+def runtime_mask(cx: LoweringContext, slots, wt: Tile, key, sp: SparseInfo, wacc) -> Tile:
+    """The direct index of run-time weights already in a cache (chained)."""
+    wm = slots["wm"]
+    if wm.cur == key:
+        return Tile("W", wm.current(), wt.shape, "ui8")
+    mbuf = wm.next()
+    mt = Tile("W", mbuf, wt.shape, "ui8")
+    cx.stream.emit(
+        Instr(cx.stream.next_unit("MAP"), "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
+        [wacc], [("W", mbuf, mbuf + mt.nbytes)],
+    )
+    wm.cur = key
+    return mt
 
-    def runtime_mask(self, slots, wt: Tile, key, sp: SparseInfo, wacc) -> Tile:
-        """The direct index of run-time weights already in a cache (chained)."""
-        wm = slots["wm"]
-        if wm.cur == key:
-            return Tile("W", wm.current(), wt.shape, "ui8")
-        mbuf = wm.next()
-        mt = Tile("W", mbuf, wt.shape, "ui8")
-        self.stream.emit(
-            Instr(self.next_unit("MAP"), "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
-            [wacc], [("W", mbuf, mbuf + mt.nbytes)],
-        )
-        wm.cur = key
-        return mt
 
-    def sparse_weight(self, op, slots, w: Tensor, box: Box, sp: SparseInfo) -> tuple[Tile, Tile]:
-        """The weight tile of `box` in W and its direct-index mask: for constant weights
-        the *compacted* surviving values (1-D) + the connection data, which is all the
-        DMA moves and all the weight cache holds (seed 004 claims 5-6, 21); the MPU
-        then computes on the surviving pairs only."""
-        S = self.stream
-        key = (w.offset, box)
-        ws, wm = slots["w"], slots["wm"]
-        shape = box_shape(box)
-        if ws.cur == key:
-            return ws.cur_tile, Tile("W", wm.current(), shape, "ui8")
-        sl = tuple(slice(s, s + n * st, st) for s, n, st in box)
-        unit = self.next_load_unit()
-        if sp.weight_value is None or sp.weight_mask is None:
-            # weights computed at run time: load them and build the connection data
-            buf = ws.next()
-            wt = Tile("W", buf, shape, w.dtype)
-            S.emit(Instr(unit, "LOAD", [wt], [w.tile(box)]), [("S", w.key)], [("W", buf, buf + wt.nbytes)])
-            mbuf = wm.next()
-            mt = Tile("W", mbuf, shape, "ui8")
-            S.emit(
-                Instr(self.next_unit("MAP"), "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
-                [("W", buf, buf + wt.nbytes)], [("W", mbuf, mbuf + mt.nbytes)],
-            )
-            ws.cur = key
-            ws.cur_tile = wt
-            return wt, mt
-        vals = np.ascontiguousarray(sp.weight_value[sl])
-        mask = np.ascontiguousarray(sp.weight_mask[sl])
-        packed = vals[mask]
-        if packed.size == 0:
-            packed = np.zeros(1, vals.dtype)
+def sparse_weight(cx: LoweringContext, op, slots, w: Tensor, box: Box, sp: SparseInfo) -> tuple[Tile, Tile]:
+    """The weight tile of `box` in W and its direct-index mask: for constant weights
+    the *compacted* surviving values (1-D) + the connection data, which is all the
+    DMA moves and all the weight cache holds (seed 004 claims 5-6, 21); the MPU
+    then computes on the surviving pairs only."""
+    S = cx.stream
+    key = (w.ident, box)
+    ws, wm = slots["w"], slots["wm"]
+    shape = box_shape(box)
+    if ws.cur == key:
+        return ws.cur_tile, Tile("W", wm.current(), shape, "ui8")
+    sl = tuple(slice(s, s + n * st, st) for s, n, st in box)
+    unit = cx.stream.next_load_unit()
+    if sp.weight_value is None or sp.weight_mask is None:
+        # weights computed at run time: load them and build the connection data
+        buf = ws.next()
+        wt = Tile("W", buf, shape, w.dtype)
+        S.emit(Instr(unit, "LOAD", [wt], [w.tile(box)]), [("S", w.key)], [("W", buf, buf + wt.nbytes)])
         mbuf = wm.next()
         mt = Tile("W", mbuf, shape, "ui8")
-        L = mask.size
-        pos = np.flatnonzero(mask.reshape(-1))
-        stride = np.diff(pos, prepend=0)
-        pbuf = ws.next()
-        pt = Tile("W", pbuf, (packed.size,), w.dtype)
-        if stride.size and "wi" in slots and stride.max() < 2**15 and 2 * stride.size < L:
-            # the cheaper transport: the stride index (only the kept weights' distances)
-            # travels and the mapping unit converts it to the direct index the MPU
-            # reads (claims 6, 9-10). Values and index are one constant, moved by one
-            # DMA (one fixed transfer cost instead of two)
-            idx = stride.astype(np.int16)
-            blob = np.concatenate([packed.view(np.uint8).reshape(-1), idx.view(np.uint8).reshape(-1)])
-            bc = self.const_array(blob, "wpk")
-            bt = Tile("W", pbuf, (blob.size,), "ui8")
-            S.emit(Instr(unit, "LOAD", [bt], [bc.tile(full_box(bc.shape))]), [("S", bc.key)], [("W", pbuf, pbuf + blob.size)])
-            it = Tile("W", pbuf + packed.nbytes, (stride.size,), "i16")
-            flat_m = Tile("W", mbuf, (L,), "ui8")
-            S.emit(Instr(self.next_unit("MAP"), "CONVERT", [flat_m], [it]), [("W", it.offset, it.end)],
-                   [("W", mbuf, mbuf + L)])
-        else:
-            pk = self.const_array(packed, "wpk")
-            S.emit(Instr(unit, "LOAD", [pt], [pk.tile(full_box(pk.shape))]), [("S", pk.key)], [("W", pbuf, pbuf + pt.nbytes)])
-            mc = self.const_array(mask.astype(np.uint8), "wconn")
-            S.emit(Instr(unit, "LOAD", [mt], [mc.tile(full_box(mc.shape))]), [("S", mc.key)], [("W", mbuf, mbuf + mt.nbytes)])
+        S.emit(
+            Instr(cx.stream.next_unit("MAP"), "CONN", [mt], [wt], {"threshold": float(max(sp.weight_threshold, 0.0))}),
+            [("W", buf, buf + wt.nbytes)], [("W", mbuf, mbuf + mt.nbytes)],
+        )
         ws.cur = key
-        ws.cur_tile = pt
-        return pt, mt
+        ws.cur_tile = wt
+        return wt, mt
+    vals = np.ascontiguousarray(sp.weight_value[sl])
+    mask = np.ascontiguousarray(sp.weight_mask[sl])
+    packed = vals[mask]
+    if packed.size == 0:
+        packed = np.zeros(1, vals.dtype)
+    mbuf = wm.next()
+    mt = Tile("W", mbuf, shape, "ui8")
+    L = mask.size
+    pos = np.flatnonzero(mask.reshape(-1))
+    stride = np.diff(pos, prepend=0)
+    pbuf = ws.next()
+    pt = Tile("W", pbuf, (packed.size,), w.dtype)
+    if stride.size and "wi" in slots and stride.max() < 2**15 and 2 * stride.size < L:
+        # the cheaper transport: the stride index (only the kept weights' distances)
+        # travels and the mapping unit converts it to the direct index the MPU
+        # reads (claims 6, 9-10). Values and index are one constant, moved by one
+        # DMA (one fixed transfer cost instead of two)
+        idx = stride.astype(np.int16)
+        blob = np.concatenate([packed.view(np.uint8).reshape(-1), idx.view(np.uint8).reshape(-1)])
+        bc = cx.store.const_array(blob, "wpk")
+        bt = Tile("W", pbuf, (blob.size,), "ui8")
+        S.emit(Instr(unit, "LOAD", [bt], [bc.tile(full_box(bc.shape))]), [("S", bc.key)], [("W", pbuf, pbuf + blob.size)])
+        it = Tile("W", pbuf + packed.nbytes, (stride.size,), "i16")
+        flat_m = Tile("W", mbuf, (L,), "ui8")
+        S.emit(Instr(cx.stream.next_unit("MAP"), "CONVERT", [flat_m], [it]), [("W", it.offset, it.end)],
+               [("W", mbuf, mbuf + L)])
+    else:
+        pk = cx.store.const_array(packed, "wpk")
+        S.emit(Instr(unit, "LOAD", [pt], [pk.tile(full_box(pk.shape))]), [("S", pk.key)], [("W", pbuf, pbuf + pt.nbytes)])
+        mc = cx.store.const_array(mask.astype(np.uint8), "wconn")
+        S.emit(Instr(unit, "LOAD", [mt], [mc.tile(full_box(mc.shape))]), [("S", mc.key)], [("W", mbuf, mbuf + mt.nbytes)])
+    ws.cur = key
+    ws.cur_tile = pt
+    return pt, mt
 
-    def conn_info(self, op, conn: SSAValue, weight: SSAValue, layout_in_out: bool) -> SparseInfo:
-        from nnx.dialects import sparse as sd
-        from nnx.dialects.graph import ConstantOp
 
-        wthr: float | None = None
-        nthr: float | None = None
-        form = "direct"
-        stack = [conn]
-        while stack:
-            v = stack.pop()
-            o = v.owner
-            if isinstance(o, sd.ConnectOp):
-                if o.result.type.order_name == "neuron":  # type: ignore[attr-defined]
-                    nthr = o.threshold_value
-                else:
-                    wthr = o.threshold_value
-                    form = o.result.type.form_name  # type: ignore[attr-defined]
-            elif isinstance(o, sd.ConvertOp):
-                stack.append(o.input)
-            elif isinstance(o, sd.CombineOp):
-                stack += [o.lhs, o.rhs]
+def conn_info(cx: LoweringContext, op, conn: SSAValue, weight: SSAValue, layout_in_out: bool) -> SparseInfo:
+    from nnx.dialects import sparse as sd
+    from nnx.dialects.graph import ConstantOp
+
+    wthr: float | None = None
+    nthr: float | None = None
+    form = "direct"
+    stack = [conn]
+    while stack:
+        v = stack.pop()
+        o = v.owner
+        if isinstance(o, sd.ConnectOp):
+            if o.result.type.order_name == "neuron":  # type: ignore[attr-defined]
+                nthr = o.threshold_value
             else:
-                raise PassError(f"lower-to-chip: {op.name}: connection data from {o.name if isinstance(o, Operation) else 'a block argument'} is not supported", op)
-        if wthr is None:
-            wthr = 0.0
-        value = mask = None
-        if isinstance(weight.owner, ConstantOp):
-            value = np.asarray(weight.owner.numpy_value())
-            mask = np.abs(value) > max(wthr, 0.0)
-        return SparseInfo(mask, value, form, wthr, nthr)
+                wthr = o.threshold_value
+                form = o.result.type.form_name  # type: ignore[attr-defined]
+        elif isinstance(o, sd.ConvertOp):
+            stack.append(o.input)
+        elif isinstance(o, sd.CombineOp):
+            stack += [o.lhs, o.rhs]
+        else:
+            raise LoweringError(f"{op.name}: connection data from {o.name if isinstance(o, Operation) else 'a block argument'} is not supported", op)
+    if wthr is None:
+        wthr = 0.0
+    value = mask = None
+    if isinstance(weight.owner, ConstantOp):
+        value = np.asarray(weight.owner.numpy_value())
+        mask = np.abs(value) > max(wthr, 0.0)
+    return SparseInfo(mask, value, form, wthr, nthr)
 
-    def lower_sparse(self, op) -> None:
-        from nnx.dialects import sparse as sd
 
-        if isinstance(op, (sd.ConnectOp, sd.ConvertOp, sd.CombineOp)):
-            for u in op.results[0].uses:
-                if not isinstance(u.operation, (sd.FcOp, sd.MatMulOp, sd.ConvOp, sd.ConvertOp, sd.CombineOp)):
-                    raise PassError(f"lower-to-chip: connection data used by {u.operation.name} is not supported", op)
+def lower_sparse(cx: LoweringContext, op) -> None:
+    from nnx.dialects import sparse as sd
+
+    if isinstance(op, (sd.ConnectOp, sd.ConvertOp, sd.CombineOp)):
+        for u in op.results[0].uses:
+            if not isinstance(u.operation, (sd.FcOp, sd.MatMulOp, sd.ConvOp, sd.ConvertOp, sd.CombineOp)):
+                raise LoweringError(f"connection data used by {u.operation.name} is not supported", op)
+        return
+    if isinstance(op, sd.FcOp):
+        x = cx.residency.tensor(op.input, op)
+        out_n, in_n = tuple(op.weight.type.get_shape())
+        m = math.prod(x.shape[:-1])
+        info = conn_info(cx, op, op.conn, op.weight, False)
+        ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
+        views = {0: (m, in_n)}
+        if op.bias is not None:
+            views[2] = (out_n,)
+        epi = fusion.epilogue_chain(cx, op, [op.output]) if len(x.shape) == 2 else []
+        out = epi[-1][0].onnx_outputs()[0] if epi else op.output
+        compute.lower_compute(cx, op, "Gemm", ins, [out], {"transB": 1}, info, views, (m, out_n), epilogue=epi)
+        return
+    if isinstance(op, sd.MatMulOp):
+        info = conn_info(cx, op, op.conn, op.weight, True)
+        epi = fusion.epilogue_chain(cx, op, [op.output])
+        bg = fusion.bias_gemm(cx, op.input, op.weight, epi)
+        if bg is not None:
+            gins, views, out_view, rest = bg
+            last = rest[-1][0] if rest else epi[0][0]
+            compute.lower_compute(cx, op, "Gemm", gins, [last.onnx_outputs()[0]], {}, info, views, out_view, epilogue=rest)
             return
-        if isinstance(op, sd.FcOp):
-            x = self.tensor(op.input, op)
-            out_n, in_n = tuple(op.weight.type.get_shape())
-            m = math.prod(x.shape[:-1])
-            info = self.conn_info(op, op.conn, op.weight, False)
-            ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
-            views = {0: (m, in_n)}
-            if op.bias is not None:
-                views[2] = (out_n,)
-            epi = self.epilogue_chain(op, [op.output]) if len(x.shape) == 2 else []
-            out = epi[-1][0].onnx_outputs()[0] if epi else op.output
-            self.lower_compute(op, "Gemm", ins, [out], {"transB": 1}, info, views, (m, out_n), epilogue=epi)
+        ai = fusion.acc_init(cx, op.input, op.weight, epi) if cx.schedule else None
+        if ai is not None:
+            mins, rest = ai
+            last = rest[-1][0] if rest else epi[0][0]
+            compute.lower_compute(cx, op, "MatMul", mins, [last.onnx_outputs()[0]], {}, info, epilogue=rest)
             return
-        if isinstance(op, sd.MatMulOp):
-            info = self.conn_info(op, op.conn, op.weight, True)
-            epi = self.epilogue_chain(op, [op.output])
-            bg = self.bias_gemm(op.input, op.weight, epi)
-            if bg is not None:
-                gins, views, out_view, rest = bg
-                last = rest[-1][0] if rest else epi[0][0]
-                self.lower_compute(op, "Gemm", gins, [last.onnx_outputs()[0]], {}, info, views, out_view, epilogue=rest)
-                return
-            ai = self.acc_init(op.input, op.weight, epi) if self.schedule else None
-            if ai is not None:
-                mins, rest = ai
-                last = rest[-1][0] if rest else epi[0][0]
-                self.lower_compute(op, "MatMul", mins, [last.onnx_outputs()[0]], {}, info, epilogue=rest)
-                return
-            out = epi[-1][0].onnx_outputs()[0] if epi else op.output
-            self.lower_compute(op, "MatMul", [op.input, op.weight], [out], {}, info, epilogue=epi)
+        out = epi[-1][0].onnx_outputs()[0] if epi else op.output
+        compute.lower_compute(cx, op, "MatMul", [op.input, op.weight], [out], {}, info, epilogue=epi)
+        return
+    if isinstance(op, sd.ConvOp):
+        if group_chain.try_group_chain(cx, op):
             return
-        if isinstance(op, sd.ConvOp):
-            if self.try_group_chain(op):
-                return
-            info = self.conn_info(op, op.conn, op.weight, False)
-            if info.neuron_threshold is not None:
-                raise PassError("lower-to-chip: sparse.conv with neuron connection data is not supported", op)
-            attrs = {k: _py(v) for k, v in op.conv_params().items()}
-            ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
-            epi = self.epilogue_chain(op, [op.output])
-            out = epi[-1][0].onnx_outputs()[0] if epi else op.output
-            self.lower_compute(op, "Conv", ins, [out], attrs, info, epilogue=epi)
-            return
-        raise PassError(f"lower-to-chip: cannot lower {op.name} (not a sparse compute op)", op)
+        info = conn_info(cx, op, op.conn, op.weight, False)
+        if info.neuron_threshold is not None:
+            raise LoweringError("sparse.conv with neuron connection data is not supported", op)
+        attrs = {k: _py(v) for k, v in op.conv_params().items()}
+        ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
+        epi = fusion.epilogue_chain(cx, op, [op.output])
+        out = epi[-1][0].onnx_outputs()[0] if epi else op.output
+        compute.lower_compute(cx, op, "Conv", ins, [out], attrs, info, epilogue=epi)
+        return
+    raise LoweringError(f"cannot lower {op.name} (not a sparse compute op)", op)

@@ -68,3 +68,55 @@ def test_scheduled_program_same_outputs_fewer_cycles(tmp_path):
     for k, v in outs["schedule=false"].items():
         np.testing.assert_array_equal(outs["schedule=true"][k], v)
     assert reps["schedule=true"]["cycles"] < reps["schedule=false"]["cycles"]
+
+
+# ---- dependencies on chip IR: the composite's shortcut equals what the passes read -----
+
+def _lowered(name: str):
+    """(module, emitted entries) of chip-lower + chip-allocate on a lower-to-chip test input."""
+    from pathlib import Path
+
+    from nnx.ir_io import make_context, parse_module_text
+    from nnx.passes.chip_allocate import allocate_program
+    from nnx.passes.chip_lower import lower_module
+    from nnx.passes.graph_hoist_addends import GraphHoistAddendsPass
+    from nnx.passes.graph_transpose_views import GraphTransposeViewsPass
+
+    path = Path(__file__).resolve().parents[1] / "passes" / "lower-to-chip" / name
+    ctx = make_context()
+    module = parse_module_text(path.read_text(), str(path), ctx)
+    GraphHoistAddendsPass().apply(ctx, module)
+    GraphTransposeViewsPass().apply(ctx, module)
+    entries = lower_module(ctx, module, "chip-lower", "", True, 0, True, True)
+    prog = next(iter(module.body.block.ops))
+    allocate_program("chip-allocate", prog)
+    return prog, entries
+
+
+@pytest.mark.parametrize("name", ["chain.mlir", "transpose-view.mlir", "matmul-acc-init.mlir", "gather.mlir"])
+def test_emitted_dependencies_equal_those_read_from_the_ir(name):
+    # lower-to-chip computes the DAG once from chip-lower's accesses (buffers named
+    # S:@tK); chip-schedule and chip-sync run alone parse it back from `nnx.access`
+    # after chip-allocate (S:LO:HI): both must be the same DAG, before and after a
+    # schedule reorders the block
+    from nnx.lowering.deps import emitted_dependencies, instruction_dependencies
+    from nnx.passes.chip_schedule import schedule_program
+    from nnx.target import load_target
+
+    prog, entries = _lowered(name)
+    fast = emitted_dependencies(prog, entries)
+    read = instruction_dependencies(prog)
+    assert fast.preds == read.preds and fast.units == read.units
+    assert sum(map(len, fast.preds)) > 0
+    after = schedule_program("chip-schedule", prog, load_target(None), fast)
+    assert after.preds == instruction_dependencies(prog).preds
+    assert [op for op in after.ops] == list(prog.instructions())
+
+
+def test_reordered_dependencies_follow_the_instructions():
+    from nnx.lowering.deps import Dependencies
+
+    d = Dependencies(["a", "b", "c"], ["DAU0", "MPU0", "VPU0"], [[], [0], []])
+    r = d.reordered([2, 0, 1])  # c, a, b
+    assert r.ops == ["c", "a", "b"] and r.units == ["VPU0", "DAU0", "MPU0"]
+    assert r.preds == [[], [], [1]]  # b (now at 2) waits for a (now at 1)
