@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -151,12 +151,16 @@ def compile_instrs(module: ModuleOp, target_path: str, schedule: bool) -> list[I
 
 @dataclass(frozen=True)
 class Replay:
-    """Timing of a replayed program: total cycles, per-unit busy cycles and the busy
-    intervals (unit, start, end, instruction index)."""
+    """Timing of a replayed program: total cycles, per-unit busy cycles, the busy
+    intervals (unit, start, end, instruction index) and, when recorded, the idle
+    cycles of each unit by cause: `waits[(unit, on, kind)]` = cycles `unit` stood
+    idle before an instruction of `kind` waiting for a SIGNAL of unit `on` (or for
+    `on` = "fetch", the instruction stream)."""
 
     cycles: int
     busy: dict[str, int]
     intervals: tuple[tuple[str, int, int, int], ...]
+    waits: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
 
 def replay(instrs: Sequence[Instr], target: Target, record: bool = False) -> Replay:
@@ -174,8 +178,15 @@ def replay(instrs: Sequence[Instr], target: Target, record: bool = False) -> Rep
     ptr = dict.fromkeys(queues, 0)
     clock = dict.fromkeys(queues, 0)
     busy = dict.fromkeys(queues, 0)
-    tokens: dict[str, deque[int]] = {}
+    tokens: dict[str, deque[tuple[int, str]]] = {}
     intervals: list[tuple[str, int, int, int]] = []
+    waits: dict[tuple[str, str, str], int] = {}
+
+    def next_kind(q: list[int], p: int) -> str:
+        while p < len(q) and instrs[q[p]].mnemonic in ("WAIT", "SIGNAL"):
+            p += 1
+        return instrs[q[p]].mnemonic if p < len(q) else "end"
+
     progress = True
     while progress:
         progress = False
@@ -186,14 +197,21 @@ def replay(instrs: Sequence[Instr], target: Target, record: bool = False) -> Rep
                 i = q[p]
                 ins = instrs[i]
                 f = int(fetch[i])
+                if record and f > t:
+                    key = (u, "fetch", next_kind(q, p))
+                    waits[key] = waits.get(key, 0) + f - t
                 if ins.mnemonic == "WAIT":
                     dq = tokens.get(ins.token or "")
                     if not dq:
                         break
-                    t = max(t, f, dq.popleft())
+                    sig, by = dq.popleft()
+                    if record and sig > max(t, f):
+                        key = (u, by, next_kind(q, p))
+                        waits[key] = waits.get(key, 0) + sig - max(t, f)
+                    t = max(t, f, sig)
                 elif ins.mnemonic == "SIGNAL":
                     t = max(t, f)
-                    tokens.setdefault(ins.token or "", deque()).append(t)
+                    tokens.setdefault(ins.token or "", deque()).append((t, u))
                 else:
                     s = max(t, f)
                     c = estimate_cycles(target, ins)
@@ -209,7 +227,7 @@ def replay(instrs: Sequence[Instr], target: Target, record: bool = False) -> Rep
     if stuck:
         raise RuntimeError(f"replay: deadlock on {', '.join(stuck)}")
     end = int(fetch[-1]) if len(instrs) else 0
-    return Replay(max([end, *clock.values()]), busy, tuple(intervals))
+    return Replay(max([end, *clock.values()]), busy, tuple(intervals), waits)
 
 
 def model_cycles(instrs: Sequence[Instr], target: Target) -> int:
