@@ -39,6 +39,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-fuse": lambda: __import__("nnx.passes.graph_fuse", fromlist=["GraphFusePass"]).GraphFusePass,
     "neuron-group-map": lambda: __import__("nnx.passes.neuron_group_map", fromlist=["NeuronGroupMapPass"]).NeuronGroupMapPass,
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,
+    "op-split": lambda: __import__("nnx.passes.op_split", fromlist=["OpSplitPass"]).OpSplitPass,
     "topo-reorder": lambda: __import__("nnx.passes.topo_reorder", fromlist=["TopoReorderPass"]).TopoReorderPass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }
