@@ -4,13 +4,13 @@
 // RUN: nnx-opt %s -split-input-file -p 'op-split{threshold=200000}' | FileCheck %s
 
 // Gemm with 4 rows and 256 KB of weights (266 KB in all): the rows split (A sliced,
-// B and the bias whole) down to single rows, which still exceed 200 KB with the
-// whole weights; each row piece then splits its columns (B and the bias sliced, in
-// 128-column pieces: 130 KB each).
+// B and the bias whole) down to pairs of rows (a piece of a matrix product keeps two
+// rows), which still exceed 200 KB with the whole weights; each row piece then
+// splits its columns (B and the bias sliced, in 128-column pieces: 131 KB each).
 // CHECK-LABEL: func.func @gemm
-// CHECK:         graph.slice(%a, {{.*}} -> tensor<1x256xf32>
-// CHECK:         graph.gemm({{.*}}) {transB = 1 : i64} : (tensor<1x256xf32>, tensor<128x256xf32>, tensor<128xf32>) -> tensor<1x128xf32>
-// CHECK:         graph.concat({{.*}}) {axis = 1 : i64} {{.*}} -> tensor<1x256xf32>
+// CHECK:         graph.slice(%a, {{.*}} -> tensor<2x256xf32>
+// CHECK:         graph.gemm({{.*}}) {transB = 1 : i64} : (tensor<2x256xf32>, tensor<128x256xf32>, tensor<128xf32>) -> tensor<2x128xf32>
+// CHECK:         graph.concat({{.*}}) {axis = 1 : i64} {{.*}} -> tensor<2x256xf32>
 // CHECK:         graph.concat({{.*}}) {axis = 0 : i64} {{.*}} -> tensor<4x256xf32>
 func.func @gemm(%a: tensor<4x256xf32>) -> tensor<4x256xf32> {
   %w = graph.constant dense<0.5> : tensor<256x256xf32>
