@@ -19,7 +19,10 @@ Options:
 * `max-orders=N` (64) enumerate when a subgraph has at most N orders, else N random;
 * `merge-below=K` (3) subgraphs with fewer than K ops join the preceding one;
 * `seed=S` (0) for the random orders; `shortlist=M` (3) candidates per subgraph
-  compiled (best by estimate; 0 = all); `baseline-random=R` (20);
+  compiled (best by estimate; 0 = all); `baseline-random=R` (20) random whole orders
+  drawn, of which the whole-model check compiles the `verify-random=V` (1) the
+  estimate ranks best (V = R: never slower than the best of the R, at R whole-model
+  compiles);
 * `schedule` (true) the `lower-to-chip` option the measurements compile with;
   `target` the target TOML; `jobs` compile processes (0 = the cores, at most 4);
 * `report="r.json"`, `dot="g.dot"`, `gantt="g.png"` (also `g.onnx.png`, before).
@@ -54,6 +57,7 @@ class TopoReorderPass(ModulePass):
     seed: int = 0
     shortlist: int = 3
     baseline_random: int = 20
+    verify_random: int = 1
     verify: bool = True
     schedule: bool = True
     target: str = ""
@@ -73,6 +77,7 @@ class TopoReorderPass(ModulePass):
             raise PassError(f"topo-reorder: cost={self.cost!r}: expected one of {', '.join(COSTS)}")
         for nm, v, lo in (("max-orders", self.max_orders, 1), ("merge-below", self.merge_below, 1),
                           ("shortlist", self.shortlist, 0), ("baseline-random", self.baseline_random, 0),
+                          ("verify-random", self.verify_random, 0),
                           ("jobs", self.jobs, 0)):
             if v < lo:
                 raise PassError(f"topo-reorder: {nm}={v}: must be at least {lo}")
@@ -99,7 +104,8 @@ class TopoReorderPass(ModulePass):
         opts = SearchOptions(
             search=self.search, cost=self.cost, max_orders=self.max_orders,
             merge_below=self.merge_below, seed=self.seed, shortlist=self.shortlist,
-            baseline_random=self.baseline_random, verify=self.verify, schedule=self.schedule,
+            baseline_random=self.baseline_random, verify_random=self.verify_random,
+            verify=self.verify, schedule=self.schedule,
             target_path=self.target, jobs=self.jobs or default_jobs(),
         )
         try:

@@ -14,9 +14,10 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    cost=simulate the `shortlist` best of them (and the ONNX order) are compiled on
    their own (compile_cache) and costed by the compiled measure;
 4. the whole-graph order is the concatenation of the subgraphs' best orders; when
-   `verify`, the ONNX order, the HEFT order, the best random whole order (by
-   estimate) and it are compiled as whole models and the fewest simulated cycles
-   win (ties keep the ONNX order): the result is never slower than those.
+   `verify`, the ONNX order, the HEFT order, the `verify_random` random whole orders
+   the estimate ranks best (all `baseline_random` of them when it is that large) and
+   it are compiled as whole models and the fewest simulated cycles win (ties keep the
+   ONNX order): the result is never slower than those.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class SearchOptions:
     shortlist: int = 3
     beam_width: int = 8
     baseline_random: int = 20
+    verify_random: int = 1
     verify: bool = True
     schedule: bool = True
     target_path: str = ""
@@ -190,8 +192,9 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     result.chosen = "search"
     if opts.verify and searched != onnx:
         cand = {"onnx": onnx, "search": searched, "heft": heft}
-        if whole_random:
-            cand["random"] = min(whole_random, key=est)
+        ranked = sorted(dict.fromkeys(whole_random), key=est)[: max(opts.verify_random, 0)]
+        for k, o in enumerate(ranked):
+            cand["random" if k == 0 else f"random{k}"] = o
         names = list(dict.fromkeys(cand))
         uniq: dict[tuple[int, ...], str] = {}
         for nm in names:
