@@ -19,7 +19,9 @@ Options:
 * `max-orders=N` (64) enumerate when a subgraph has at most N orders, else N random;
 * `merge-below=K` (3) subgraphs with fewer than K ops join the preceding one;
 * `seed=S` (0) for the random orders; `shortlist=M` (3) candidates per subgraph
-  compiled (best by estimate; 0 = all); `baseline-random=R` (20) random whole orders
+  always compiled (the best by estimate); `budget=T` (20) seconds of per-subgraph
+  compilation, shared by size, for more candidates (HEFT's, the beam's, the random
+  whole orders' parts, then by estimate; small subgraphs: all their orders); `baseline-random=R` (20) random whole orders
   drawn, of which the whole-model check compiles the `verify-random=V` (1) the
   estimate ranks best (V = R: never slower than the best of the R, at R whole-model
   compiles);
@@ -56,6 +58,7 @@ class TopoReorderPass(ModulePass):
     merge_below: int = 3
     seed: int = 0
     shortlist: int = 3
+    budget: int | float = 20
     baseline_random: int = 20
     verify_random: int = 1
     verify: bool = True
@@ -104,6 +107,7 @@ class TopoReorderPass(ModulePass):
         opts = SearchOptions(
             search=self.search, cost=self.cost, max_orders=self.max_orders,
             merge_below=self.merge_below, seed=self.seed, shortlist=self.shortlist,
+            budget=float(self.budget),
             baseline_random=self.baseline_random, verify_random=self.verify_random,
             verify=self.verify, schedule=self.schedule,
             target_path=self.target, jobs=self.jobs or default_jobs(),

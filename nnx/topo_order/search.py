@@ -11,8 +11,11 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    beam search under the graph-level estimate; search=heft/random/onnx restrict
    the candidates to that kind;
 3. every candidate is costed by the graph-level estimate; with cost=model or
-   cost=simulate the `shortlist` best of them (and the ONNX order) are compiled on
-   their own (compile_cache) and costed by the compiled measure;
+   cost=simulate candidates are compiled on their own (compile_cache) and costed by
+   the compiled measure: every order of a subgraph with at most
+   `exhaustive_compile`, else the ONNX order and the `shortlist` best by estimate,
+   then HEFT's, the beam's and the random whole orders' parts, then the rest, while
+   the subgraph's share of `budget` seconds lasts;
 4. the whole-graph order is the concatenation of the subgraphs' best orders; when
    `verify`, the ONNX order, the HEFT order, the `verify_random` random whole orders
    the estimate ranks best (all `baseline_random` of them when it is that large) and
@@ -50,6 +53,8 @@ class SearchOptions:
     merge_below: int = 3
     seed: int = 0
     shortlist: int = 3
+    budget: float = 20.0
+    exhaustive_compile: int = 24
     beam_width: int = 8
     baseline_random: int = 20
     verify_random: int = 1
@@ -115,6 +120,21 @@ def _producers(dag: OpDag) -> list[list[int]]:
     return [[index.get(id(v.owner), -1) for v in op.operands] for op in dag.ops]
 
 
+def _compile_queue(scored, cands, local_onnx, opts: SearchOptions, exhaustive: bool) -> list[tuple[int, ...]]:
+    """Candidates in the order they are compiled: the ONNX order, the best by
+    estimate, HEFT's and the beam's, then the random whole orders' parts (the
+    baselines the result must beat), then the rest by estimate. Every order of a
+    small exhaustive subgraph (at most `exhaustive_compile`) is compiled."""
+    by_est = [o for _, o in scored]
+    if opts.shortlist <= 0 or (exhaustive and len(by_est) <= opts.exhaustive_compile):
+        head = by_est
+    else:
+        head = [local_onnx] + by_est[:opts.shortlist]
+        head += [o for o in by_est if cands[o] in ("heft", "beam")]
+        head += [o for o in by_est if cands[o] == "random-whole"][: opts.baseline_random]
+    return list(dict.fromkeys(head + by_est))
+
+
 def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: Target) -> SearchResult:
     t_start = time.monotonic()
     f = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == func_name)
@@ -155,7 +175,7 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
                 cands.setdefault(tuple(v for v in heft if v in inside), "heft")
             if opts.search in ("auto", "all", "random"):
                 for o in whole_random:
-                    cands.setdefault(tuple(v for v in o if v in inside), "random")
+                    cands.setdefault(tuple(v for v in o if v in inside), "random-whole")
                 for o in O.random_orders(part, preds, opts.max_orders, rng):
                     cands.setdefault(o, "random")
             if opts.search in ("auto", "beam"):
@@ -167,20 +187,30 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
         tried = [{"order": list(o), "kind": cands[o], "estimate": c} for c, o in scored]
         best_cost, best = scored[0]
         if opts.cost in ("model", "simulate") and len(scored) > 1:
-            k = len(scored) if opts.shortlist <= 0 else opts.shortlist
-            short = [o for _, o in scored[:k]]
-            if local_onnx not in short:
-                short.append(local_onnx)
-            try:
-                ms = cache.measure_all([extract_function(dag, o) for o in short])
-            except Exception:  # noqa: BLE001 - a piece that does not compile alone
-                ms = None
-            if ms is not None:
-                by = {o: getattr(m, opts.cost) for o, m in zip(short, ms)}
+            queue = _compile_queue(scored, cands, local_onnx, opts, exhaustive is not None)
+            share = opts.budget * len(part) / max(n, 1)
+            if exhaustive is not None and len(queue) <= opts.exhaustive_compile:
+                share = float("inf")  # a small subgraph: every order, proven best
+            by: dict[tuple[int, ...], int] = {}
+            batch = max(2, opts.jobs)
+            k0 = 0
+            while k0 < len(queue):
+                # the shortlist always; then more while this subgraph's time share lasts
+                if 0 < opts.shortlist < k0 and time.monotonic() - t0 > share:
+                    break
+                chunk = queue[k0:k0 + (max(opts.shortlist + 1, batch) if k0 == 0 else batch)]
+                k0 += len(chunk)
+                try:
+                    ms = cache.measure_all([extract_function(dag, o) for o in chunk])
+                except Exception:  # noqa: BLE001 - a piece that does not compile alone
+                    break
+                for o, m in zip(chunk, ms):
+                    by[o] = getattr(m, opts.cost)
+            if by:
                 for t in tried:
                     if tuple(t["order"]) in by:
                         t[opts.cost] = by[tuple(t["order"])]
-                best = min(short, key=lambda o: (by[o], o != local_onnx))
+                best = min(by, key=lambda o: (by[o], o != local_onnx))
                 best_cost = by[best]
         chosen.extend(best)
         key = next((v for v in reversed(part) if v in keyset), None)
