@@ -118,7 +118,7 @@ def _uses_blas(op) -> bool:
 
 
 @pytest.mark.parametrize("blas", [False, True], ids=["exact-kinds", "all-kinds"])
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", range(24))
 def test_op_split_on_random_graphs(seed, blas, monkeypatch):
     import nnx.passes.op_split as P
 
@@ -164,9 +164,9 @@ def _finest(op, rule) -> bool:
     return all(max_pieces(op, rule, a) < 2 for a in rule.axes)
 
 
-@pytest.mark.parametrize("name", ["inception_v1", "squeezenet", "vgg19"])
+@pytest.mark.parametrize("name", ["inception_v1"])
 def test_real_models_bit_identical(name):
-    """Light-zoo CNNs (224x224) at the default threshold and at 200 KB: every big
+    """A light-zoo CNN (224x224) at the default threshold and at 200 KB: every big
     Conv/Gemm/pool/elementwise op is split, the outputs are bit-identical."""
     import sys
     from pathlib import Path
