@@ -297,7 +297,7 @@ def _i64(values: Sequence[int]) -> Operation:
     return ConstantOp(dense_attr(np.array(list(values), np.int64)))
 
 
-def _slice_value(v: SSAValue, s: Slice, before: Operation) -> SSAValue:
+def _slice_value(v: SSAValue, s: Slice, before: Operation, arrays: dict[int, np.ndarray]) -> SSAValue:
     """`v[lo:hi]` along the axis: a new constant for a constant, else a graph.slice."""
     from nnx.dialects import graph as G
     from nnx.resources import register_array
@@ -309,7 +309,9 @@ def _slice_value(v: SSAValue, s: Slice, before: Operation) -> SSAValue:
     shape[axis] = hi - lo
     ty = TensorType(v.type.element_type, shape)
     if isinstance(v.owner, G.ConstantOp):
-        arr = np.asarray(v.owner.numpy_value())
+        arr = arrays.get(id(v))
+        if arr is None:  # read a (possibly 400 MB) weight once per split op
+            arr = arrays[id(v)] = np.asarray(v.owner.numpy_value())
         idx = [slice(None)] * arr.ndim
         idx[axis] = slice(lo, hi)
         part = np.ascontiguousarray(arr[tuple(idx)])
@@ -337,11 +339,12 @@ def split_op(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, in
     attrs = op.onnx_attributes()  # type: ignore[attr-defined]
     extra = {k: v for k, v in op.attributes.items() if k.startswith("nnx.")}
     pieces: list[Operation] = []
+    arrays: dict[int, np.ndarray] = {}
     for lo, hi in cuts:
         sl, new_attrs = rule.slices(op, axis, lo, hi)
         ins: list[SSAValue | None] = []
         for v, s in zip(op.onnx_inputs(), sl):  # type: ignore[attr-defined]
-            ins.append(None if v is None else (v if s is None else _slice_value(v, s, op)))
+            ins.append(None if v is None else (v if s is None else _slice_value(v, s, op, arrays)))
         a = dict(attrs)
         sizes_axis = new_attrs.pop("__sizes_axis", None)
         a.update(new_attrs)
