@@ -48,6 +48,8 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,
     "swap-insert": lambda: __import__("nnx.passes.swap_insert", fromlist=["SwapInsertPass"]).SwapInsertPass,
     "tensor-timing": lambda: __import__("nnx.passes.tensor_timing", fromlist=["TensorTimingPass"]).TensorTimingPass,
+    "op-split": lambda: __import__("nnx.passes.op_split", fromlist=["OpSplitPass"]).OpSplitPass,
+    "topo-reorder": lambda: __import__("nnx.passes.topo_reorder", fromlist=["TopoReorderPass"]).TopoReorderPass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }
 """Pass name (as written in pipelines) -> function returning the pass class."""

@@ -1,7 +1,8 @@
 """nnx-import: ONNX model -> graph-dialect IR text.
 
     nnx-import MODEL.onnx -o OUT.mlir [--input-shape NAME=1x3x224x224 ...] [--batch N]
-               [--const-input NAME=FILE.npy ...] [--print-op-generic] [--no-locations]
+               [--const-input NAME=FILE.npy ...] [--keep-initializer-inputs]
+               [--print-op-generic] [--no-locations]
 
 `-o -` or no `-o` prints to stdout. A user mistake (bad or truncated file,
 unsupported op, unknown input name, malformed shape, dynamic dim left) ends in one
@@ -34,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--const-input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="bind a graph input to the value in FILE.npy: it becomes a "
                         "constant (folded), not a function argument (repeatable)")
+    p.add_argument("--keep-initializer-inputs", action="store_true",
+                   help="keep graph inputs that also have an initializer (every weight of "
+                        "an IR version 3 model) as function arguments; by default they "
+                        "are constants with the initializer's value")
     w = p.add_mutually_exclusive_group()
     w.add_argument("--weights-file", metavar="FILE", default=None,
                    help="write the weights to this raw binary file, referred to from the "
@@ -107,7 +112,7 @@ def _main(argv: list[str]) -> int:
     for spec in args.const_input:
         name, value = _load_const_input(spec)
         consts[name] = value
-    module = import_onnx(args.model, shapes, args.batch, consts)
+    module = import_onnx(args.model, shapes, args.batch, consts, args.keep_initializer_inputs)
     write_module(
         module,
         args.output,

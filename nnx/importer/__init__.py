@@ -37,17 +37,20 @@ def import_onnx(
     input_shapes: Mapping[str, tuple[int, ...]] | None = None,
     batch: int | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
+    keep_initializer_inputs: bool = False,
 ) -> ModuleOp:
     """Import the ONNX file at `path` into a module with one `func.func @main`.
 
     `input_shapes` fixes graph input shapes, `batch` every dynamic leading dim;
     `constants` binds graph inputs to values (they become constants, not arguments:
-    e.g. the axes/shape/scales inputs of ONNX node tests).
+    e.g. the axes/shape/scales inputs of ONNX node tests). A graph input that also has
+    an initializer (every weight of an IR version 3 model) is that constant, unless
+    `keep_initializer_inputs`: then it is a function argument like any other input.
     """
     from nnx.importer.onnx_loader import load_model
 
     model = load_model(path)
-    return import_model(model, input_shapes, batch, path, constants)
+    return import_model(model, input_shapes, batch, path, constants, keep_initializer_inputs)
 
 
 def import_model(
@@ -56,6 +59,7 @@ def import_model(
     batch: int | None = None,
     path: str = "<model>",
     constants: Mapping[str, np.ndarray] | None = None,
+    keep_initializer_inputs: bool = False,
 ) -> ModuleOp:
     """Import an in-memory ModelProto (tensor data already loaded); see import_onnx."""
     from nnx.importer.builder import build_module, check_domains
@@ -71,7 +75,7 @@ def import_model(
     from nnx.importer.expand import expand_functions
 
     model = expand_functions(model, set(_graph_ops()) | set(_ALIAS_OPS))
-    ig = ImportGraph.from_model(model, path)
+    ig = ImportGraph.from_model(model, path, keep_initializer_inputs)
     if constants:
         ig.bind_inputs(dict(constants))
     check_domains(ig)

@@ -116,6 +116,12 @@ def build_module(
             if t is None or not t.static:
                 shape = "unknown" if t is None else t.describe()
                 extra = f"; ONNX shape inference: {strict_error}" if strict_error else ""
+                decider = ig.shape_deciding_input(n)
+                if decider is not None:
+                    extra += (
+                        f"; it depends on the value of graph input '{decider}': bind it "
+                        f"with --const-input {decider}=FILE.npy"
+                    )
                 raise node_error(
                     n,
                     f"result '{o}' has a dynamic or unknown shape ({shape}) after "

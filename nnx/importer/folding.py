@@ -15,7 +15,9 @@ one to type what folding produced.
 
 Folding a node whose result would be large and larger than its inputs (e.g. an
 Expand or ConstantOfShape of a big activation-sized tensor) is skipped: that stays
-an op.
+an op -- unless every use of the result is as a parameter (a Conv/Gemm weight or
+bias, BatchNormalization statistics, ...): old Caffe2 exports make their weights
+with ConstantOfShape, and weights are constants.
 """
 
 from __future__ import annotations
@@ -115,17 +117,37 @@ def _referenced_consts(ig: ImportGraph) -> list[str]:
     return list(seen)
 
 
+PARAMETER_INPUTS = {
+    "Conv": 1, "ConvTranspose": 1, "Gemm": 1, "BatchNormalization": 1, "PRelu": 1,
+    "InstanceNormalization": 1, "LayerNormalization": 1, "GroupNormalization": 1,
+}
+"""ONNX op -> the first input position holding parameters (weights, biases, stats)."""
+
+
+def parameter_values(ig: ImportGraph) -> set[str]:
+    """Values used only as parameters (see PARAMETER_INPUTS) and not graph outputs."""
+    param: set[str] = set()
+    other: set[str] = {vi.name for vi in ig.outputs}
+    for n in ig.nodes:
+        first = PARAMETER_INPUTS.get(n.op_type) if n.domain in DEFAULT_DOMAINS else None
+        for k, i in enumerate(n.inputs):
+            if i:
+                (param if first is not None and k >= first else other).add(i)
+    return param - other
+
+
 def fold_pass(ig: ImportGraph, types: dict[str, TypeInfo]) -> bool:
     """One pass over the nodes in order; True if anything was folded."""
     kept: list[Node] = []
     changed = False
+    params = parameter_values(ig)
     for node in ig.nodes:
         branch = _taken_branch(ig, node)
         if branch is not None:
             kept.extend(branch)
             changed = True
             continue
-        outs = _try_fold(ig, node, types)
+        outs = _try_fold(ig, node, types, params)
         if outs is None:
             kept.append(node)
             continue
@@ -178,7 +200,8 @@ def _taken_branch(ig: ImportGraph, node: Node) -> list[Node] | None:
     return out
 
 
-def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> list[np.ndarray] | None:
+def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo],
+              params: set[str] = frozenset()) -> list[np.ndarray] | None:
     if node.domain not in DEFAULT_DOMAINS or node.op_type in NON_DETERMINISTIC:
         return None
     op = node.op_type
@@ -201,7 +224,8 @@ def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo]) -> list[n
         return None
     if _reads_parameter(ig, present):
         return None
-    if not _small_enough(ig, node, types):
+    is_param = all(o in params for o in node.outputs if o)
+    if not is_param and not _small_enough(ig, node, types):
         return None
     inputs = [ig.consts[i] if i else None for i in node.inputs]
     outs = _evaluate(ig, node, inputs)

@@ -89,16 +89,22 @@ def normalize_node(
     if node.op_type in _COERCING_SOFTMAX and ig.opset < 13 and "axis" in props:
         axis = int(node.attrs.get("axis", 1))
         t = types.get(node.inputs[0]) if node.inputs else None
-        rank = len(t.shape) if t is not None and t.shape is not None else None
-        if rank is not None:
+        new_axis = -1
+        if t is not None and t.shape is not None:
+            rank = len(t.shape)
             norm = axis + rank if axis < 0 else axis
-            if norm != rank - 1:
+            # the 2-D coercion flattens axes norm.. into one row: when at most one of
+            # them is longer than 1 (Caffe's 1x1000x1x1 logits) the row is that axis
+            long_axes = [k for k in range(norm, rank) if t.shape[k] != 1]
+            if len(long_axes) > 1:
                 raise node_error(
                     node,
                     f"{node.op_type} of opset {ig.opset} over axes {norm}.. of a rank-{rank} "
                     "tensor (2-D coercion) is not supported",
                 )
-        node.attrs["axis"] = -1
+            if long_axes:
+                new_axis = long_axes[0]
+        node.attrs["axis"] = new_axis
 
     names = schema_input_names(node, ig.opset)
     by_name = names is not None and all(

@@ -5,7 +5,10 @@
 * `consts`: name -> numpy array, from initializers and `Constant` nodes;
 * `nodes`: the remaining nodes as `Node` records (ONNX inputs with '' for an absent
   optional input, outputs, attributes as Python values), topologically sorted;
-* `inputs`: the graph inputs that are not initializers, in ONNX order;
+* `inputs`: the graph inputs that are not initializers, in ONNX order (IR version 3
+  lists every initializer as a graph input too: such an input is a constant unless
+  `keep_initializer_inputs`, then it stays a runtime input and its initializer is
+  dropped);
 * `outputs`: the graph outputs.
 
 Constant folding and opset normalisation rewrite this form; the builder turns it
@@ -134,7 +137,12 @@ class ImportGraph:
     """const name -> name of the node it came from (Constant nodes, folded nodes)."""
 
     @classmethod
-    def from_model(cls, model: onnx.ModelProto, path: str = "<model>") -> ImportGraph:
+    def from_model(
+        cls,
+        model: onnx.ModelProto,
+        path: str = "<model>",
+        keep_initializer_inputs: bool = False,
+    ) -> ImportGraph:
         g = model.graph
         opset = default_opset(model) or 0
         consts: dict[str, np.ndarray] = {}
@@ -144,6 +152,9 @@ class ImportGraph:
             consts[t.name] = tensor_value(t, f"initializer '{t.name}'")
         for t in g.sparse_initializer:
             raise UserError(f"{path}: sparse initializer '{t.values.name}' is not supported")
+        if keep_initializer_inputs:
+            for vi in g.input:
+                consts.pop(vi.name, None)
         inputs = [vi for vi in g.input if vi.name not in consts]
         origin: dict[str, str] = {}
         nodes: list[Node] = []
@@ -164,7 +175,61 @@ class ImportGraph:
             )
         ig = cls(model, opset, consts, nodes, inputs, list(g.output), origin)
         ig.nodes = ig._topo_sorted(path)
+        ig._drop_unused_dropout_masks()
         return ig
+
+    def _drop_unused_dropout_masks(self) -> None:
+        """Forget the mask output of a Dropout that nothing reads.
+
+        Before opset 10 the mask has the data's element type and ONNX shape inference
+        gives it no type; unused, it is only noise (and an inference-mode Dropout
+        without a mask is an identity)."""
+        used = {i for n in self.nodes for i in n.inputs} | {vi.name for vi in self.outputs}
+        for n in self.nodes:
+            if n.op_type == "Dropout" and n.domain in DEFAULT_DOMAINS and len(n.outputs) > 1:
+                if n.outputs[1] and n.outputs[1] not in used:
+                    n.outputs[1] = ""
+
+    def shape_deciding_input(self, node: Node) -> str | None:
+        """The graph input whose *value* most likely decides `node`'s result shape.
+
+        Walks `node`'s ancestors back to the graph inputs and prefers an integer input
+        (a shape, a size, axes), then one that reaches the node only through a
+        ConstantOfShape/Reshape/Expand/Tile/Range shape operand; None if no input
+        is an ancestor."""
+        producer = {o: n for n in self.nodes for o in n.outputs if o}
+        input_names = {vi.name: vi for vi in self.inputs}
+        shape_ops = {"ConstantOfShape", "Reshape", "Expand", "Tile", "Range", "Resize",
+                     "Upsample", "Slice", "Pad", "Squeeze", "Unsqueeze", "TopK", "OneHot"}
+        found: list[tuple[int, str]] = []
+        seen: set[str] = set()
+        stack: list[tuple[str, bool]] = [(i, False) for i in node.inputs if i]
+        if node.op_type in shape_ops:
+            stack = [(i, k > 0 or node.op_type == "ConstantOfShape")
+                     for k, i in enumerate(node.inputs) if i]
+        while stack:
+            name, as_shape = stack.pop()
+            if (name, as_shape) in seen:
+                continue
+            seen.add(name)
+            if name in input_names:
+                vi = input_names[name]
+                elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
+                is_int = elem in (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
+                found.append((0 if is_int else (1 if as_shape else 2), name))
+                continue
+            p = producer.get(name)
+            if p is None:
+                continue
+            for k, i in enumerate(p.inputs):
+                if i:
+                    shape_operand = p.op_type in shape_ops and (
+                        k > 0 or p.op_type == "ConstantOfShape"
+                    )
+                    stack.append((i, as_shape or shape_operand))
+        if not found:
+            return None
+        return min(found)[1]
 
     def bind_inputs(self, values: dict[str, np.ndarray]) -> None:
         """Turn the graph inputs named in `values` into constants with those values."""

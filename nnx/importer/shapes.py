@@ -210,7 +210,10 @@ def infer_types(
         elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
         g.output.append(helper.make_tensor_value_info(vi.name, elem, None))
     m = onnx.ModelProto()
-    m.ir_version = model.ir_version
+    # IR version 3 requires every initializer to be a graph input too, and its shape
+    # inference ignores initializers that are not: the stripped copy's constants are
+    # constants (nnx-import binds initializer inputs by default), so type it as IR 4+
+    m.ir_version = max(int(model.ir_version), 4)
     m.opset_import.extend(model.opset_import)
     m.graph.CopyFrom(g)
     strict_error: str | None = None

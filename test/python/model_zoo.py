@@ -978,3 +978,47 @@ def get_training_export(name: str) -> Path:
             )
 
     return _cached_export(name, key, export)
+
+
+# --------------------------------------------------------------------------------------
+# The onnx wheel's classic model zoo (IR version 3, opset 9; weights 0.02 everywhere)
+# --------------------------------------------------------------------------------------
+
+LIGHT_MODELS = (
+    "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
+    "shufflenet", "squeezenet", "vgg19", "zfnet512",
+)
+"""The nine `light_*.onnx` CNNs shipped in `onnx/backend/test/data/light/`."""
+
+LIGHT_CHAINS = ("bvlc_alexnet", "vgg19", "zfnet512")
+"""The chain-shaped ones (a single topological order up to the weight constants)."""
+
+
+def light_model_path(name: str) -> Path:
+    """Path of `light_NAME.onnx` inside the installed onnx wheel."""
+    import onnx
+
+    path = Path(onnx.__file__).parent / "backend/test/data/light" / f"light_{name}.onnx"
+    if not path.exists():
+        _unavailable(f"{path} is not in this onnx wheel")
+    return path
+
+
+def light_reference(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The input ONNX's backend test feeds `light_NAME` (arange(n)/n in the input's
+    shape) and the bundled expected output `light_NAME_output_0.pb`."""
+    import onnx
+    from onnx import numpy_helper
+
+    path = light_model_path(name)
+    model = onnx.load(str(path))
+    inits = {t.name for t in model.graph.initializer}
+    vi = next(i for i in model.graph.input if i.name not in inits)
+    shape = tuple(d.dim_value if d.HasField("dim_value") else 1
+                  for d in vi.type.tensor_type.shape.dim)
+    n = int(np.prod(shape))
+    x = (np.arange(n).reshape(shape) / n).astype(np.float32)
+    expected = numpy_helper.to_array(
+        onnx.load_tensor(str(path).replace(".onnx", "_output_0.pb"))
+    )
+    return x, expected

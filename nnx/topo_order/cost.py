@@ -1,0 +1,245 @@
+"""What a topological order costs on the target: three measures of cycles.
+
+* `estimate` (no compilation, seed's faster variant): a graph-level timeline of the
+  ops on the target's DAU/MPU/VPU units in the given order. Each op loads the inputs
+  that are not resident in the output cache (`Target.dma_cycles`), computes on the MPU
+  (`Target.mpu_cycles` of its MACs) or the VPU (`Target.vpu_cycles` of its elements),
+  and keeps its result resident while the cache has room (least recently used results
+  are stored, `Target.dma_cycles`, when it does not). Units run in parallel; an op
+  waits for its unit, its loads and its producers.
+* `model` (the seed's cost model over compiled instructions): T1 + T2 with T1 the
+  instruction fetch (`Target.fetch_cycles`) plus the DAU's data-read time (the sum of
+  `Target.instr_cycles` of its instructions) and T2 the busiest compute unit's
+  `Target.instr_cycles` in the given order; waits between units are ignored.
+* `simulate`: the compiled instructions replayed on the units as the simulator does
+  (in-order queues, instruction fetch times, SIGNAL/WAIT tokens), timing only.
+
+Every cycle figure comes from the target's definitions (`Target.instr_cycles`,
+`Target.dma_cycles`, ...): nothing here re-derives a formula.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation
+
+from nnx.sim.isa import MPU_KINDS, Instr
+from nnx.target import Target
+
+COSTS = ("estimate", "model", "simulate")
+
+
+# --------------------------------------------------------------------------------------
+# graph level
+# --------------------------------------------------------------------------------------
+
+
+def _nbytes(t) -> int:
+    if not isinstance(t, TensorType):
+        return 0
+    n = int(np.prod(t.get_shape(), dtype=np.int64)) if t.get_shape() else 1
+    w = getattr(t.element_type, "bitwidth", 32) or 32
+    return max(1, n * w // 8)
+
+
+def _nelems(t) -> int:
+    if not isinstance(t, TensorType):
+        return 0
+    return int(np.prod(t.get_shape(), dtype=np.int64)) if t.get_shape() else 1
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """One op at graph level: its compute unit and cycles, its operands' and results'
+    bytes (for loads and stores)."""
+
+    unit: str
+    compute: int
+    in_bytes: tuple[int, ...]
+    out_bytes: int
+
+
+def op_cost(op: Operation, target: Target) -> OpCost:
+    """Graph-level cost of `op` by the target's formulas (MACs on the MPU for its
+    kinds, elements on the VPU otherwise)."""
+    kind = getattr(op, "ONNX_TYPE", op.name)
+    outs = [r.type for r in op.results]
+    out_elems = sum(_nelems(t) for t in outs)
+    ins = [v.type for v in op.operands]
+    in_bytes = tuple(_nbytes(t) for t in ins)
+    out_bytes = sum(_nbytes(t) for t in outs)
+    if kind in MPU_KINDS and ins:
+        w = ins[1] if len(ins) > 1 else ins[0]
+        wshape = w.get_shape() if isinstance(w, TensorType) else ()
+        if kind in ("Conv", "ConvTranspose") and len(wshape) >= 2:
+            red = int(np.prod(wshape[1:], dtype=np.int64))
+        elif wshape:
+            trans_b = bool(getattr(op, "attr", lambda *_: 0)("transB", 0)) if kind == "Gemm" else False
+            red = int(wshape[-1] if trans_b else (wshape[-2] if len(wshape) >= 2 else wshape[0]))
+        else:
+            red = 1
+        return OpCost("MPU", target.mpu_cycles(out_elems * red), in_bytes, out_bytes)
+    elems = max([out_elems] + [_nelems(t) for t in ins[:1]])
+    return OpCost("VPU", target.vpu_cycles(elems), in_bytes, out_bytes)
+
+
+def estimate_order(order: Sequence[int], preds: Sequence[Sequence[int]],
+                   costs: Sequence[OpCost], target: Target,
+                   producers: Sequence[Sequence[int]] | None = None) -> int:
+    """Cycles of the graph-level timeline for `order` (see the module docstring).
+
+    `producers[i][k]` is the node producing op i's k-th operand, or -1 (a constant or
+    an input: always loaded)."""
+    cache = target.cache("output").bytes
+    resident: OrderedDict[int, int] = OrderedDict()  # node -> bytes, LRU first
+    used = 0
+    free = {"DAU": 0, "MPU": 0, "VPU": 0}
+    done: dict[int, int] = {}
+    for v in order:
+        ready = max((done[p] for p in preds[v] if p in done), default=0)
+        load_end = free["DAU"]
+        srcs = producers[v] if producers is not None else [-1] * len(costs[v].in_bytes)
+        loaded = False
+        for k, b in enumerate(costs[v].in_bytes):
+            p = srcs[k] if k < len(srcs) else -1
+            if p >= 0 and p in resident:
+                resident.move_to_end(p)
+                continue
+            start = max(load_end, done.get(p, 0) if p >= 0 else 0)
+            load_end = start + target.dma_cycles(b)
+            loaded = True
+        if loaded:
+            free["DAU"] = load_end
+        u = costs[v].unit
+        start = max(free[u], ready, load_end if loaded else 0)
+        end = start + costs[v].compute
+        free[u] = end
+        ob = costs[v].out_bytes
+        while resident and used + ob > cache:
+            old, ob_old = resident.popitem(last=False)
+            used -= ob_old
+            free["DAU"] = max(free["DAU"], done.get(old, 0)) + target.dma_cycles(ob_old)
+        if ob <= cache:
+            resident[v] = ob
+            used += ob
+        else:
+            free["DAU"] = max(free["DAU"], end) + target.dma_cycles(ob)
+        done[v] = end
+    return max([0, *free.values(), *done.values()])
+
+
+# --------------------------------------------------------------------------------------
+# compiled instructions
+# --------------------------------------------------------------------------------------
+
+
+def compile_instrs(module: ModuleOp, target_path: str, schedule: bool) -> list[Instr]:
+    """`lower-to-chip` the module (consumed) and return its program's instructions."""
+    from nnx.dialects.chip import ProgramOp
+    from nnx.ir_io import make_context
+    from nnx.passes.lower_to_chip import LowerToChipPass
+
+    LowerToChipPass(target=target_path, schedule=schedule).apply(make_context(), module)
+    prog = next(op for op in module.walk() if isinstance(op, ProgramOp))
+    return [op.to_instr() for op in prog.instructions()]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Timing of a replayed program: total cycles, per-unit busy cycles, the busy
+    intervals (unit, start, end, instruction index) and, when recorded, the idle
+    cycles of each unit by cause: `waits[(unit, on, kind)]` = cycles `unit` stood
+    idle before an instruction of `kind` waiting for a SIGNAL of unit `on` (or for
+    `on` = "fetch", the instruction stream)."""
+
+    cycles: int
+    busy: dict[str, int]
+    intervals: tuple[tuple[str, int, int, int], ...]
+    waits: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+
+def replay(instrs: Sequence[Instr], target: Target, record: bool = False) -> Replay:
+    """The simulator's timing of `instrs` without computing values: every unit runs
+    its queue in order; an instruction starts once its unit is free and it has been
+    fetched; a WAIT also waits for the oldest unconsumed SIGNAL of its token."""
+    from nnx.schedule import estimate_cycles
+    from nnx.sim.units import InstructionCache
+
+    fetch = InstructionCache(target).fetch_ready(len(instrs))
+    units = target.unit_names()
+    queues: dict[str, list[int]] = {u: [] for u in units}
+    for i, ins in enumerate(instrs):
+        queues.setdefault(ins.unit, []).append(i)
+    ptr = dict.fromkeys(queues, 0)
+    clock = dict.fromkeys(queues, 0)
+    busy = dict.fromkeys(queues, 0)
+    tokens: dict[str, deque[tuple[int, str]]] = {}
+    intervals: list[tuple[str, int, int, int]] = []
+    waits: dict[tuple[str, str, str], int] = {}
+
+    def next_kind(q: list[int], p: int) -> str:
+        while p < len(q) and instrs[q[p]].mnemonic in ("WAIT", "SIGNAL"):
+            p += 1
+        return instrs[q[p]].mnemonic if p < len(q) else "end"
+
+    progress = True
+    while progress:
+        progress = False
+        for u, q in queues.items():
+            p, t = ptr[u], clock[u]
+            start_p = p
+            while p < len(q):
+                i = q[p]
+                ins = instrs[i]
+                f = int(fetch[i])
+                if record and f > t:
+                    key = (u, "fetch", next_kind(q, p))
+                    waits[key] = waits.get(key, 0) + f - t
+                if ins.mnemonic == "WAIT":
+                    dq = tokens.get(ins.token or "")
+                    if not dq:
+                        break
+                    sig, by = dq.popleft()
+                    if record and sig > max(t, f):
+                        key = (u, by, next_kind(q, p))
+                        waits[key] = waits.get(key, 0) + sig - max(t, f)
+                    t = max(t, f, sig)
+                elif ins.mnemonic == "SIGNAL":
+                    t = max(t, f)
+                    tokens.setdefault(ins.token or "", deque()).append((t, u))
+                else:
+                    s = max(t, f)
+                    c = estimate_cycles(target, ins)
+                    t = s + c
+                    busy[u] += c
+                    if record:
+                        intervals.append((u, s, t, i))
+                p += 1
+            if p != start_p:
+                progress = True
+            ptr[u], clock[u] = p, t
+    stuck = [u for u, q in queues.items() if ptr[u] < len(q)]
+    if stuck:
+        raise RuntimeError(f"replay: deadlock on {', '.join(stuck)}")
+    end = int(fetch[-1]) if len(instrs) else 0
+    return Replay(max([end, *clock.values()]), busy, tuple(intervals), waits)
+
+
+def model_cycles(instrs: Sequence[Instr], target: Target) -> int:
+    """The seed's cost model over compiled instructions: T1 (instruction fetch + the
+    DAU's data reads) + T2 (the busiest compute unit), waits ignored."""
+    from nnx.schedule import estimate_cycles
+
+    per_unit: dict[str, int] = {}
+    for ins in instrs:
+        if ins.mnemonic in ("SIGNAL", "WAIT"):
+            continue
+        per_unit[ins.unit] = per_unit.get(ins.unit, 0) + estimate_cycles(target, ins)
+    t1 = target.fetch_cycles(len(instrs)) + sum(c for u, c in per_unit.items() if u.startswith("DAU"))
+    t2 = max((c for u, c in per_unit.items() if not u.startswith("DAU")), default=0)
+    return t1 + t2

@@ -1,0 +1,246 @@
+"""The search: key nodes -> subgraphs -> candidate orders -> costs -> one order.
+
+`search_order(module, func_name, options, target)` returns a `SearchResult`: the
+chosen whole-graph order and, per subgraph, the orders tried, their costs, the best
+cost and the time spent. Steps (docs/topological-order.md, "The search"):
+
+1. the op DAG, its key nodes, the subgraphs between them (small ones merged);
+2. per subgraph, candidate orders: all of them when there are at most `max_orders`,
+   else the ONNX order, the HEFT order, the subgraph's part of `baseline_random`
+   whole-graph random orders, `max_orders` random ones and (search=beam/auto) a
+   beam search under the graph-level estimate; search=heft/random/onnx restrict
+   the candidates to that kind;
+3. every candidate is costed by the graph-level estimate; with cost=model or
+   cost=simulate candidates are compiled on their own (compile_cache) and costed by
+   the compiled measure: every order of a subgraph with at most
+   `exhaustive_compile`, else the ONNX order and the `shortlist` best by estimate,
+   then HEFT's, the beam's and the random whole orders' parts, then the rest, while
+   the subgraph's share of `budget` seconds lasts;
+4. the whole-graph order is the concatenation of the subgraphs' best orders; when
+   `verify`, the ONNX order, the HEFT order, the `verify_random` random whole orders
+   the estimate ranks best (all `baseline_random` of them when it is that large) and
+   it are compiled as whole models and the fewest simulated cycles win (ties keep the
+   ONNX order): the result is never slower than those.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from nnx.target import Target
+from nnx.topo_order import orders as O
+from nnx.topo_order.compile_cache import CompileCache
+from nnx.topo_order.cost import estimate_order, op_cost
+from nnx.topo_order.dag import OpDag, build_dag
+from nnx.topo_order.extract import extract_function, ordered_clone
+from nnx.topo_order.key_nodes import key_nodes
+from nnx.topo_order.subgraphs import merge_small, split_at_key_nodes
+
+SEARCHES = ("auto", "all", "random", "beam", "heft", "onnx")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    search: str = "auto"
+    cost: str = "simulate"
+    max_orders: int = 64
+    merge_below: int = 3
+    seed: int = 0
+    shortlist: int = 3
+    budget: float = 20.0
+    exhaustive_compile: int = 24
+    beam_width: int = 8
+    baseline_random: int = 20
+    verify_random: int = 1
+    verify: bool = True
+    schedule: bool = True
+    target_path: str = ""
+    jobs: int = 1
+    progress: bool = True
+
+
+@dataclass
+class SubgraphReport:
+    nodes: list[int]
+    key: int | None
+    orders_total: str
+    tried: list[dict]
+    best_cost: int
+    best_order: list[int]
+    seconds: float
+
+
+@dataclass
+class SearchResult:
+    order: tuple[int, ...]
+    dag: OpDag
+    keys: list[int]
+    parts: list[list[int]]
+    subgraphs: list[SubgraphReport] = field(default_factory=list)
+    whole: dict[str, int] = field(default_factory=dict)
+    chosen: str = "onnx"
+    seconds: float = 0.0
+    compiled: int = 0
+    cache_hits: int = 0
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only when stderr is a terminal and the
+    search has run for more than a second."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = max(total, 1)
+        self.t0 = time.monotonic()
+        self.enabled = enabled and sys.stderr.isatty()
+        self.shown = False
+
+    def step(self, done: int, what: str) -> None:
+        if not self.enabled or time.monotonic() - self.t0 < 1.0:
+            return
+        w = 30
+        k = int(w * done / self.total)
+        sys.stderr.write(f"\rtopo-reorder [{'#' * k}{'.' * (w - k)}] {done}/{self.total} {what[:30]:<30}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _producers(dag: OpDag) -> list[list[int]]:
+    index = {id(op): i for i, op in enumerate(dag.ops)}
+    return [[index.get(id(v.owner), -1) for v in op.operands] for op in dag.ops]
+
+
+def _compile_queue(scored, cands, local_onnx, opts: SearchOptions, exhaustive: bool) -> list[tuple[int, ...]]:
+    """Candidates in the order they are compiled: the ONNX order, the best by
+    estimate, HEFT's and the beam's, then the random whole orders' parts (the
+    baselines the result must beat), then the rest by estimate. Every order of a
+    small exhaustive subgraph (at most `exhaustive_compile`) is compiled."""
+    by_est = [o for _, o in scored]
+    if opts.shortlist <= 0 or (exhaustive and len(by_est) <= opts.exhaustive_compile):
+        head = by_est
+    else:
+        head = [local_onnx] + by_est[:opts.shortlist]
+        head += [o for o in by_est if cands[o] in ("heft", "beam")]
+        head += [o for o in by_est if cands[o] == "random-whole"][: opts.baseline_random]
+    return list(dict.fromkeys(head + by_est))
+
+
+def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: Target) -> SearchResult:
+    t_start = time.monotonic()
+    f = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == func_name)
+    dag = build_dag(f.body.block)
+    n = len(dag)
+    preds = dag.preds
+    keys = key_nodes(preds, dag.sinks)
+    parts = merge_small(split_at_key_nodes(n, keys, preds), opts.merge_below)
+    costs = [op_cost(op, target) for op in dag.ops]
+    prods = _producers(dag)
+    rank = O.upward_ranks(n, dag.succs, [c.compute for c in costs])
+    onnx = tuple(range(n))
+    heft = O.heft_order(onnx, preds, rank)
+    rng = random.Random(opts.seed)
+    whole_random = [O.random_order(onnx, preds, rng) for _ in range(opts.baseline_random)]
+    cache = CompileCache(opts.target_path, opts.schedule, opts.jobs)
+    result = SearchResult(onnx, dag, keys, parts)
+    bar = _Progress(len(parts), opts.progress)
+
+    def est(order) -> int:
+        return estimate_order(order, preds, costs, target, prods)
+
+    chosen: list[int] = []
+    keyset = set(keys)
+    for pi, part in enumerate(parts):
+        t0 = time.monotonic()
+        local_onnx = tuple(part)
+        exhaustive = O.all_orders(part, preds, opts.max_orders) if opts.search in ("auto", "all") else None
+        cands: dict[tuple[int, ...], str] = {local_onnx: "onnx"}
+        if exhaustive is not None:
+            for o in exhaustive:
+                cands.setdefault(o, "all")
+            total = str(len(exhaustive))
+        else:
+            total = f">{opts.max_orders}" if opts.search in ("auto", "all") else "?"
+            inside = set(part)
+            if opts.search in ("auto", "all", "heft", "beam"):
+                cands.setdefault(tuple(v for v in heft if v in inside), "heft")
+            if opts.search in ("auto", "all", "random"):
+                for o in whole_random:
+                    cands.setdefault(tuple(v for v in o if v in inside), "random-whole")
+                for o in O.random_orders(part, preds, opts.max_orders, rng):
+                    cands.setdefault(o, "random")
+            if opts.search in ("auto", "beam"):
+                prefix = tuple(chosen)
+                b = O.beam_order(part, preds, opts.beam_width, lambda o: est(prefix + o))
+                cands.setdefault(b, "beam")
+        prefix = tuple(chosen)
+        scored = sorted(((est(prefix + o), o) for o in cands), key=lambda t: (t[0], t[1] != local_onnx))
+        tried = [{"order": list(o), "kind": cands[o], "estimate": c} for c, o in scored]
+        best_cost, best = scored[0]
+        if opts.cost in ("model", "simulate") and len(scored) > 1:
+            queue = _compile_queue(scored, cands, local_onnx, opts, exhaustive is not None)
+            share = opts.budget * len(part) / max(n, 1)
+            if exhaustive is not None and len(queue) <= opts.exhaustive_compile:
+                share = float("inf")  # a small subgraph: every order, proven best
+            by: dict[tuple[int, ...], int] = {}
+            batch = max(2, opts.jobs)
+            k0 = 0
+            while k0 < len(queue):
+                # the shortlist always; then more while this subgraph's time share lasts
+                if 0 < opts.shortlist < k0 and time.monotonic() - t0 > share:
+                    break
+                chunk = queue[k0:k0 + (max(opts.shortlist + 1, batch) if k0 == 0 else batch)]
+                k0 += len(chunk)
+                try:
+                    ms = cache.measure_all([extract_function(dag, o) for o in chunk])
+                except Exception:  # noqa: BLE001 - a piece that does not compile alone
+                    break
+                for o, m in zip(chunk, ms):
+                    by[o] = getattr(m, opts.cost)
+            if by:
+                for t in tried:
+                    if tuple(t["order"]) in by:
+                        t[opts.cost] = by[tuple(t["order"])]
+                best = min(by, key=lambda o: (by[o], o != local_onnx))
+                best_cost = by[best]
+        chosen.extend(best)
+        key = next((v for v in reversed(part) if v in keyset), None)
+        result.subgraphs.append(SubgraphReport(
+            list(part), key, total, tried, int(best_cost), list(best), time.monotonic() - t0))
+        bar.step(pi + 1, f"subgraph {pi}")
+    searched = tuple(chosen)
+    final = searched
+    result.chosen = "search"
+    if opts.verify and searched != onnx:
+        cand = {"onnx": onnx, "search": searched, "heft": heft}
+        ranked = sorted(dict.fromkeys(whole_random), key=est)[: max(opts.verify_random, 0)]
+        for k, o in enumerate(ranked):
+            cand["random" if k == 0 else f"random{k}"] = o
+        names = list(dict.fromkeys(cand))
+        uniq: dict[tuple[int, ...], str] = {}
+        for nm in names:
+            uniq.setdefault(cand[nm], nm)
+        orders = list(uniq)
+        ms = cache.measure_all([ordered_clone(module, func_name, o) for o in orders])
+        cyc = {o: m.simulate for o, m in zip(orders, ms)}
+        for nm in names:
+            result.whole[nm] = cyc[cand[nm]]
+        final = min(orders, key=lambda o: (cyc[o], o != onnx, o != searched))
+        result.chosen = uniq[final]
+    elif searched == onnx:
+        result.chosen = "onnx"
+    bar.close()
+    result.order = final
+    result.seconds = time.monotonic() - t_start
+    result.compiled = cache.compiled
+    result.cache_hits = cache.hits
+    return result

@@ -1,0 +1,410 @@
+"""`op-split{threshold=BYTES target=FILE}`: split ops whose data exceed the on-chip
+memory into ops of the same type over slices (docs/topological-order.md, "Operator
+splitting").
+
+An op's data are its operands (inputs and parameters) and its results. When they
+exceed `threshold` bytes the op is replaced by k ops of the same type, each computing
+a slice of the result along one *output axis* from the matching slices of its
+operands (`graph.slice`; a constant operand is sliced into a new constant), joined by
+one `graph.concat` along that axis. A piece that still exceeds the threshold is
+examined again (the next axis in the preference order splits it further).
+
+Which axis (never one that is reduced):
+
+* Conv (plain, grouped, depthwise), Gemm (fc), MatMul: the batch axis first (MatMul:
+  its leading axes, then the rows), then the channels (Conv: output channels, whole
+  groups at a time; Gemm/MatMul: output columns);
+* pooling (MaxPool without indices, AveragePool, global pooling) and Resize: batch,
+  then channel (the spatial axes are reduced or resized);
+* Transpose: only axes the permutation keeps in place (a transpose over C and W
+  splits batch or H), batch first;
+* elementwise ops (unary, broadcasting binary and variadic, Softmax-like ops except
+  their `axis`, LRN except the channels): the non-reduced axis whose pieces cost the
+  fewest cycles by the target's definitions (`Target.vpu_cycles` of each piece's
+  elements plus `Target.dma_cycles` of its operand and result bytes; ties: the outer
+  axis, whose slices are contiguous);
+* every other op is left alone.
+
+The default threshold (`threshold=0`) is the data an op can keep on chip at once: the
+neuron, weight and output caches of the target together, less the 1/8 of each that
+`lower-to-chip` keeps for its per-op tile slots (7/8 x 3 MiB = 2,752,512 bytes on the
+default target). Results are bit-identical in the interpreter: every output element is
+computed from the same operand elements in the same order.
+
+    nnx-opt m.mlir -p 'op-split{threshold=1048576}'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from nnx.diagnostics import PassError
+
+Slice = tuple[int, int, int]  # (axis, start, stop) of an operand; None = whole operand
+
+COLUMN_GRANULE = 128
+"""Column pieces of Gemm/MatMul are multiples of this many columns: numpy's BLAS sums
+a column's products in the same order only for panels of the same width class, and
+the pieces must stay bit-identical to the whole op."""
+
+RESERVED_FRACTION = 8
+"""lower-to-chip leaves 1/8 of each cache to its per-op tile slots."""
+
+
+def default_threshold(target) -> int:
+    """Bytes of data an op may have: the three caches, less 1/8 of each."""
+    total = sum(c.bytes for c in target.caches)
+    return total - total // RESERVED_FRACTION
+
+
+def _shape(v: SSAValue | None) -> tuple[int, ...]:
+    return tuple(v.type.get_shape()) if v is not None and isinstance(v.type, TensorType) else ()
+
+
+def _nbytes(shape: Sequence[int], t) -> int:
+    w = getattr(t.element_type, "bitwidth", 32) or 32
+    return max(1, int(np.prod(shape, dtype=np.int64)) * w // 8)
+
+
+# --------------------------------------------------------------------------------------
+# split rules: candidate output axes and the operand slices of one piece
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitRule:
+    """How an op splits: candidate output axes (in preference order, or `by_cost`:
+    pick the cheapest), the granularity of each axis, and per piece the operand
+    slices and attributes."""
+
+    axes: tuple[int, ...]
+    by_cost: bool
+    granule: dict[int, int]
+    min_units: dict[int, int] = field(default_factory=dict)
+    """Fewest granules per piece: 2 for the rows of a matrix product and the groups of
+    a grouped Conv, so a piece never degenerates into a matrix-vector product or a
+    plain Conv (another kernel, another summation order)."""
+
+    def slices(self, op: Operation, axis: int, lo: int, hi: int) -> tuple[list[Slice | None], dict]:
+        return _aligned_slices(op, axis, lo, hi), {}
+
+
+def _aligned_slices(op: Operation, axis: int, lo: int, hi: int) -> list[Slice | None]:
+    """Operands aligned with the result from the right (broadcasting): the matching
+    axis when it has the result's extent, else the whole operand."""
+    out = _shape(op.results[0])
+    r = len(out)
+    res: list[Slice | None] = []
+    for v in op.onnx_inputs():  # type: ignore[attr-defined]
+        s = _shape(v)
+        j = axis - (r - len(s))
+        if v is not None and 0 <= j < len(s) and s[j] == out[axis]:
+            res.append((j, lo, hi))
+        else:
+            res.append(None)
+    return res
+
+
+class ConvRule(SplitRule):
+    def slices(self, op, axis, lo, hi):
+        x, w = op.X, op.W
+        if axis == 0:
+            return [(0, lo, hi), None, None], {}
+        g = int(op.attr("group", 1) or 1)
+        mo = _shape(w)[0] // g
+        ci = _shape(w)[1]
+        xs = None if g == 1 else (1, lo // mo * ci, hi // mo * ci)
+        attrs = {} if g == 1 else {"group": (hi - lo) // mo}
+        return [xs, (0, lo, hi), (0, lo, hi) if op.B is not None else None], attrs
+
+
+class GemmRule(SplitRule):
+    def slices(self, op, axis, lo, hi):
+        ta, tb = int(op.attr("transA", 0) or 0), int(op.attr("transB", 0) or 0)
+        m, n = _shape(op.results[0])
+        c = op.C
+        cs = _shape(c)
+        if axis == 0:
+            a = (1 if ta else 0, lo, hi)
+            b = None
+            cc = (0, lo, hi) if len(cs) == 2 and cs[0] == m else None
+        else:
+            a = None
+            b = (0 if tb else 1, lo, hi)
+            cc = ((len(cs) - 1, lo, hi) if cs and cs[-1] == n else None)
+        return [a, b, cc if c is not None else None], {}
+
+
+class MatMulRule(SplitRule):
+    def slices(self, op, axis, lo, hi):
+        out = _shape(op.results[0])
+        r = len(out)
+        sa, sb = _shape(op.A), _shape(op.B)
+        if axis == r - 2:
+            return [(len(sa) - 2, lo, hi), None], {}
+        if axis == r - 1:
+            return [None, (len(sb) - 1, lo, hi)], {}
+        return _aligned_slices(op, axis, lo, hi), {}
+
+
+class ResizeRule(SplitRule):
+    def slices(self, op, axis, lo, hi):
+        res = _aligned_slices(op, axis, lo, hi)
+        return [res[0]] + [None] * (len(res) - 1), {"__sizes_axis": axis}
+
+
+def split_rule(op: Operation) -> SplitRule | None:
+    """The op's split rule (see the module docstring), None if it is never split."""
+    from nnx.dialects import graph as G
+
+    if not isinstance(op, G.GraphOp) or len(op.results) != 1 or op.DYNAMIC_RESULT_SHAPE:
+        return None
+    out = _shape(op.results[0])
+    r = len(out)
+    if r == 0:
+        return None
+    if isinstance(op, G.ConvOp) and r >= 3 and op.attr("auto_pad", "NOTSET") in (None, "NOTSET"):
+        g = int(op.attr("group", 1) or 1)
+        return ConvRule((0, 1), False, {1: 1 if g == 1 else _shape(op.W)[0] // g}, {1: 2})
+    if isinstance(op, G.GemmOp):
+        return GemmRule((0, 1), False, {1: COLUMN_GRANULE}, {0: 2})
+    if isinstance(op, G.MatMulOp) and len(_shape(op.A)) >= 2 and len(_shape(op.B)) >= 2:
+        return MatMulRule(tuple(range(r)), False, {r - 1: COLUMN_GRANULE}, {r - 2: 2})
+    if isinstance(op, (G.MaxPoolOp, G.AveragePoolOp, G.GlobalPoolOp)) and r >= 3:
+        return SplitRule((0, 1), False, {})
+    if isinstance(op, G.ResizeOp) and r >= 3:
+        xs = _shape(op.X)
+        ok = tuple(a for a in (0, 1) if xs[a] == out[a])
+        return ResizeRule(ok, False, {}) if ok else None
+    if isinstance(op, G.TransposeOp):
+        perm = op.attr("perm") or list(reversed(range(r)))
+        return SplitRule(tuple(a for a in range(r) if perm[a] == a), False, {})
+    reduced: set[int] = set()
+    if isinstance(op, G.AxisUnaryOp):
+        a = int(op.attr("axis", -1))
+        reduced = {a + r if a < 0 else a}
+    elif op.ONNX_TYPE == "LRN":
+        reduced = {1}
+    elif not isinstance(op, (G.UnaryXOp, G.UnaryInputOp, G.ElementwiseBinaryOp, G.VariadicElementwiseOp)):
+        return None
+    if isinstance(op, G.GlobalPoolOp) or op.results[0].type != getattr(op.onnx_inputs()[0], "type", None):
+        if not isinstance(op, (G.ElementwiseBinaryOp, G.VariadicElementwiseOp)):
+            return None  # shape-changing unary ops (Flatten, DepthToSpace, ...)
+    return SplitRule(tuple(a for a in range(r) if a not in reduced), True, {})
+
+
+# --------------------------------------------------------------------------------------
+# sizes and the choice of pieces
+# --------------------------------------------------------------------------------------
+
+
+def op_bytes(op: Operation) -> int:
+    """The op's data: operand (inputs and parameters) and result bytes."""
+    total = 0
+    for v in list(op.operands) + list(op.results):
+        if isinstance(v.type, TensorType):
+            total += _nbytes(_shape(v), v.type)
+    return total
+
+
+def piece_bytes(op: Operation, rule: SplitRule, axis: int, lo: int, hi: int) -> int:
+    sl, _ = rule.slices(op, axis, lo, hi)
+    total = 0
+    for v, s in zip(op.onnx_inputs(), sl):  # type: ignore[attr-defined]
+        if v is None:
+            continue
+        shape = list(_shape(v))
+        if s is not None:
+            shape[s[0]] = s[2] - s[1]
+        total += _nbytes(shape, v.type)
+    out = list(_shape(op.results[0]))
+    out[axis] = hi - lo
+    return total + _nbytes(out, op.results[0].type)
+
+
+def balanced_cuts(size: int, gran: int, k: int) -> list[tuple[int, int]]:
+    """`size` cut into k pieces of whole granules, as equal as possible (a trailing
+    partial granule joins the last piece)."""
+    units = size // gran
+    base, extra = divmod(units, k)
+    cuts, lo = [], 0
+    for i in range(k):
+        hi = lo + (base + (1 if i < extra else 0)) * gran
+        cuts.append((lo, hi))
+        lo = hi
+    cuts[-1] = (cuts[-1][0], size)
+    return cuts
+
+
+def max_pieces(op: Operation, rule: SplitRule, axis: int) -> int:
+    size = _shape(op.results[0])[axis]
+    return size // rule.granule.get(axis, 1) // rule.min_units.get(axis, 1)
+
+
+def pieces_along(op: Operation, rule: SplitRule, axis: int, threshold: int) -> list[tuple[int, int]]:
+    """The fewest balanced pieces (whole granules, at least `min_units` each) whose
+    data fit `threshold`; the finest such split when none fits."""
+    size = _shape(op.results[0])[axis]
+    gran = rule.granule.get(axis, 1)
+    best: list[tuple[int, int]] = []
+    for k in range(2, max_pieces(op, rule, axis) + 1):
+        best = balanced_cuts(size, gran, k)
+        if max(piece_bytes(op, rule, axis, lo, hi) for lo, hi in best) <= threshold:
+            return best
+    return best
+
+
+def choose_split(op: Operation, rule: SplitRule, threshold: int, target) -> tuple[int, list[tuple[int, int]]] | None:
+    """The axis and pieces of `op` (None when no candidate axis can be split)."""
+    out = _shape(op.results[0])
+    cands = [a for a in rule.axes if max_pieces(op, rule, a) >= 2]
+    if not cands:
+        return None
+    if not rule.by_cost:
+        return cands[0], pieces_along(op, rule, cands[0], threshold)
+    best = None
+    for a in cands:
+        cuts = pieces_along(op, rule, a, threshold)
+        cycles = 0
+        for lo, hi in cuts:
+            o = list(out)
+            o[a] = hi - lo
+            elems = int(np.prod(o, dtype=np.int64))
+            nb = piece_bytes(op, rule, a, lo, hi)
+            cycles += target.vpu_cycles(elems) + target.dma_cycles(nb)
+        key = (cycles, a)
+        if best is None or key < best[0]:
+            best = (key, a, cuts)
+    assert best is not None
+    return best[1], best[2]
+
+
+# --------------------------------------------------------------------------------------
+# rewriting
+# --------------------------------------------------------------------------------------
+
+
+def _i64(values: Sequence[int]) -> Operation:
+    from nnx.dialects.graph import ConstantOp, dense_attr
+
+    return ConstantOp(dense_attr(np.array(list(values), np.int64)))
+
+
+def _slice_value(v: SSAValue, s: Slice, before: Operation, arrays: dict[int, np.ndarray]) -> SSAValue:
+    """`v[lo:hi]` along the axis: a new constant for a constant, else a graph.slice."""
+    from nnx.dialects import graph as G
+    from nnx.resources import register_array
+
+    axis, lo, hi = s
+    block = before.parent_block()
+    assert block is not None
+    shape = list(_shape(v))
+    shape[axis] = hi - lo
+    ty = TensorType(v.type.element_type, shape)
+    if isinstance(v.owner, G.ConstantOp):
+        arr = arrays.get(id(v))
+        if arr is None:  # read a (possibly 400 MB) weight once per split op
+            arr = arrays[id(v)] = np.asarray(v.owner.numpy_value())
+        idx = [slice(None)] * arr.ndim
+        idx[axis] = slice(lo, hi)
+        part = np.ascontiguousarray(arr[tuple(idx)])
+        c = G.ConstantOp(register_array(part, "split") if part.size > 16 else G.dense_attr(part))
+        c.location = v.owner.location
+        block.insert_op_before(c, before)
+        return c.results[0]
+    consts = [_i64([lo]), _i64([hi]), _i64([axis])]
+    for c in consts:
+        block.insert_op_before(c, before)
+    sl = G.SliceOp.build_onnx([v] + [c.results[0] for c in consts], {}, [ty])
+    sl.location = before.location
+    block.insert_op_before(sl, before)
+    return sl.results[0]
+
+
+def split_op(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, int]]) -> list[Operation]:
+    """Replace `op` by one op per piece and a concat; returns the pieces."""
+    from nnx.dialects import graph as G
+
+    block = op.parent_block()
+    assert block is not None
+    out_t = op.results[0].type
+    out = list(_shape(op.results[0]))
+    attrs = op.onnx_attributes()  # type: ignore[attr-defined]
+    extra = {k: v for k, v in op.attributes.items() if k.startswith("nnx.")}
+    pieces: list[Operation] = []
+    arrays: dict[int, np.ndarray] = {}
+    for lo, hi in cuts:
+        sl, new_attrs = rule.slices(op, axis, lo, hi)
+        ins: list[SSAValue | None] = []
+        for v, s in zip(op.onnx_inputs(), sl):  # type: ignore[attr-defined]
+            ins.append(None if v is None else (v if s is None else _slice_value(v, s, op, arrays)))
+        a = dict(attrs)
+        sizes_axis = new_attrs.pop("__sizes_axis", None)
+        a.update(new_attrs)
+        if sizes_axis is not None and len(ins) > 3 and ins[3] is not None:
+            sz = np.asarray(ins[3].owner.numpy_value()).copy()  # type: ignore[union-attr]
+            sz[sizes_axis] = hi - lo
+            c = _i64(sz.tolist())
+            block.insert_op_before(c, op)
+            ins[3] = c.results[0]
+        shape = list(out)
+        shape[axis] = hi - lo
+        p = type(op).build_onnx(ins, a, [TensorType(out_t.element_type, shape)], list(op.after))  # type: ignore[attr-defined]
+        p.attributes.update(extra)
+        p.location = op.location
+        block.insert_op_before(p, op)
+        pieces.append(p)
+    cat = G.ConcatOp.build_onnx([p.results[0] for p in pieces], {"axis": axis}, [out_t])
+    cat.location = op.location
+    block.insert_op_before(cat, op)
+    op.results[0].replace_all_uses_with(cat.results[0])
+    op.detach()
+    op.erase()
+    return pieces
+
+
+@dataclass(frozen=True)
+class OpSplitPass(ModulePass):
+    """Split ops whose data exceed `threshold` bytes (0 = from the target's caches)
+    into same-type ops over slices joined by concat (module docstring)."""
+
+    name = "op-split"
+
+    threshold: int = 0
+    target: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from xdsl.dialects import func
+
+        from nnx.target import TargetError, load_target
+
+        if self.threshold < 0:
+            raise PassError(f"op-split: threshold={self.threshold}: must be 0 (from the target) or positive")
+        try:
+            target = load_target(self.target or None)
+        except TargetError as e:
+            raise PassError(f"op-split: {e}") from None
+        except OSError as e:
+            raise PassError(f"op-split: cannot read target '{self.target}': {e.strerror}") from None
+        threshold = self.threshold or default_threshold(target)
+        for f in [o for o in op.body.block.ops if isinstance(o, func.FuncOp)]:
+            work = list(f.body.block.ops)
+            while work:
+                o = work.pop(0)
+                if o.parent_block() is None or op_bytes(o) <= threshold:
+                    continue
+                rule = split_rule(o)
+                if rule is None:
+                    continue
+                choice = choose_split(o, rule, threshold, target)
+                if choice is None:
+                    continue
+                axis, cuts = choice
+                work[:0] = split_op(o, rule, axis, cuts)
