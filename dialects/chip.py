@@ -33,6 +33,9 @@ Ops (by unit type):
   run in parallel and wait only on their dependencies.
 * `chip.input`, `chip.output`, `chip.const` -- storage symbols; const values become the
   data file beside the assembly.
+* `chip.buffer` -- a storage tensor before storage is allocated (chip-lower declares
+  one per tensor; tiles `#chip.tile<@tK:OFFSET, ...>` point into it; chip-allocate
+  gives each an address and removes them: passes/chip_allocate.py).
 
 Verification: `verify_()` checks everything target-independent (unit kinds, address
 spaces, alignment, shapes, operand counts); `check_program(op, target)` checks a
@@ -42,6 +45,7 @@ Lowering passes build ops from `nnx.sim.isa.Instr` objects with `instr_op(instr)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -121,6 +125,8 @@ class TileAttr(ParametrizedAttribute):
 
     SPACE is S (storage unit), N (input neuron cache), W (weight cache) or O (output
     cache); ADDR a byte address; STRIDES (elements) make a strided view, absent = dense.
+    Before storage is allocated, SPACE may be `@BUFFER`, a `chip.buffer` symbol: ADDR
+    is then a byte offset into that buffer (chip-allocate rewrites it to `S:`).
     """
 
     name = "chip.tile"
@@ -155,7 +161,11 @@ class TileAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         parser.parse_punctuation("<")
-        space = parser.parse_identifier(" (address space S, N, W or O)")
+        sym = parser.parse_optional_symbol_name()
+        if sym is not None:
+            space = "@" + sym.data
+        else:
+            space = parser.parse_identifier(" (address space S, N, W or O, or a @buffer)")
         parser.parse_punctuation(":")
         offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
         parser.parse_punctuation(",")
@@ -189,6 +199,12 @@ class TileAttr(ParametrizedAttribute):
         if self.strides.data:
             printer.print_string(", [" + ", ".join(str(s.data) for s in self.strides.data) + "]")
         printer.print_string(">")
+
+    @property
+    def buffer(self) -> str | None:
+        """The `chip.buffer` a symbolic storage tile points into (None: an address)."""
+        sp = self.space.data
+        return sp[1:] if sp.startswith("@") else None
 
     # Tiles are checked by the ops that use them (check_instr / _SymbolOp.verify_), so
     # that a bad address is reported at the op with the op's location.
@@ -238,26 +254,118 @@ class ProgramOp(IRDLOperation):
         if sb < 0:
             raise VerifyException("chip.program: storage_bytes must not be negative")
         seen: set[tuple[str, str]] = set()
+        buffers: dict[str, int] = {}
         for op in self.body.block.ops:
-            if isinstance(op, _SymbolOp):
+            if isinstance(op, (_SymbolOp, BufferOp)):
                 key = (op.name, op.sym_name.data)
                 if key in seen:
                     raise VerifyException(f"{op.name} @{op.sym_name.data} declared twice")
                 seen.add(key)
+                if isinstance(op, BufferOp):
+                    buffers[op.sym_name.data] = op.bytes.value.data
             elif not isinstance(op, ChipInstrOp):
                 raise VerifyException(f"chip.program may only hold chip ops, not {op.name}")
+        if buffers:
+            _check_buffer_refs(self, buffers)
 
     def instructions(self) -> list["ChipInstrOp"]:
         return [op for op in self.body.block.ops if isinstance(op, ChipInstrOp)]
 
 
 def _storage_bytes(op: IRDLOperation) -> int | None:
-    """The storage size of the op's program (None: not in a program, or storage not
-    allocated yet: chip-lower's `nnx.unallocated` program, see passes/chip_allocate.py)."""
+    """The storage size of the op's program (None: not in a program)."""
     p = op.parent_op()
-    if not isinstance(p, ProgramOp) or "nnx.unallocated" in p.attributes:
+    if not isinstance(p, ProgramOp):
         return None
     return p.storage_bytes.value.data
+
+
+def is_symbolic(t: Tile) -> bool:
+    """Is this a tile of a `chip.buffer` (`@BUFFER:OFFSET`), not of an address space?"""
+    return t.space.startswith("@")
+
+
+def _checkable(ins: Instr) -> Instr:
+    """`ins` with its symbolic storage tiles as storage tiles (offsets into their
+    buffers), for the target-independent checks of nnx/sim/isa.py."""
+
+    def st(t):
+        return Tile("S", t.offset, t.shape, t.dtype, t.strides) if t is not None and is_symbolic(t) else t
+
+    opts = {k: st(v) if isinstance(v, Tile) else v for k, v in ins.opts.items()}
+    return Instr(ins.unit, ins.mnemonic, [st(t) for t in ins.dsts], [st(t) for t in ins.srcs], ins.attrs, opts,
+                 ins.token)
+
+
+BUFFER_KINDS = ("const", "input", "intermediate", "output")
+
+
+@irdl_op_definition
+class BufferOp(IRDLOperation):
+    """`chip.buffer @tK {bytes = N, kind = KIND}`: one storage tensor whose address is
+    not decided yet (chip-lower declares them, chip-allocate places them and removes
+    these ops). KIND is const, input, intermediate or output; tiles `@tK:OFFSET` point
+    into it. chip-allocate puts the constants first, contiguous, then the other
+    buffers in the order they are declared, each on a 64-byte boundary."""
+
+    name = "chip.buffer"
+    sym_name = prop_def(SymbolNameConstraint())
+    bytes = prop_def(IntegerAttr)
+    kind = prop_def(StringAttr)
+    traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" ")
+        printer.print_attr_dict({"bytes": self.bytes, "kind": self.kind})
+        if self.attributes:
+            printer.print_string(" attributes ")
+            printer.print_attr_dict(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "BufferOp":
+        name = parser.parse_symbol_name()
+        d = parser.parse_optional_attr_dict()
+        props = {k: v for k, v in d.items() if k in ("bytes", "kind")}
+        attrs = {k: v for k, v in d.items() if k not in props}
+        if parser.parse_optional_keyword("attributes") is not None:
+            attrs.update(parser.parse_optional_attr_dict())
+        return cls.create(properties={"sym_name": name, **props}, attributes=attrs)
+
+    def verify_(self) -> None:
+        if self.bytes.value.data < 1:
+            raise VerifyException(f"chip.buffer @{self.sym_name.data}: bytes must be at least 1")
+        if self.kind.data not in BUFFER_KINDS:
+            raise VerifyException(f"chip.buffer @{self.sym_name.data}: kind must be one of {', '.join(BUFFER_KINDS)}, "
+                                  f"not '{self.kind.data}'")
+
+
+def _check_buffer_refs(program: "ProgramOp", buffers: dict[str, int]) -> None:
+    """Every symbolic tile of the program names a declared buffer and stays inside it."""
+
+    def check(op, a) -> None:
+        if not isinstance(a, TileAttr) or not a.space.data.startswith("@"):
+            return
+        name = a.space.data[1:]
+        n = buffers.get(name)
+        t = a.tile()
+        if n is None:
+            raise VerifyException(f"{op.name}: tile {t.text()} points into @{name}, which is not a chip.buffer")
+        if t.end > n:
+            raise VerifyException(f"{op.name}: tile {t.text()} ends at byte {t.end} of @{name}, a {n}-byte buffer")
+
+    for op in program.body.block.ops:
+        if isinstance(op, _SymbolOp):
+            check(op, op.tile)
+        elif isinstance(op, ChipInstrOp):
+            for a in op.dsts.data:
+                check(op, a)
+            for a in op.srcs.data:
+                check(op, a)
+            for k in ("nmask", "wmask"):
+                if k in op.properties:
+                    check(op, op.properties[k])
 
 
 class _SymbolOp(IRDLOperation):
@@ -291,15 +399,16 @@ class _SymbolOp(IRDLOperation):
 
     def verify_(self) -> None:
         t = self.tile.tile()
-        err = check_tile(t, f"@{self.sym_name.data}")
+        symbolic = is_symbolic(t)
+        err = check_tile(Tile("S", t.offset, t.shape, t.dtype, t.strides) if symbolic else t, f"@{self.sym_name.data}")
         if err:
             raise VerifyException(f"{self.name} {err}")
-        if t.space != "S":
-            raise VerifyException(f"{self.name} @{self.sym_name.data}: must live in storage (S), not {t.space}")
+        if t.space != "S" and not symbolic:
+            raise VerifyException(f"{self.name} @{self.sym_name.data}: must live in storage (S or a @buffer), not {t.space}")
         if not t.contiguous:
             raise VerifyException(f"{self.name} @{self.sym_name.data}: must be a dense tile")
         sb = _storage_bytes(self)
-        if sb is not None and t.end > sb:
+        if sb is not None and not symbolic and t.end > sb:
             raise VerifyException(f"{self.name} @{self.sym_name.data} ends at byte {t.end}, beyond storage_bytes {sb}")
 
 
@@ -357,8 +466,15 @@ class ConstOp(_SymbolOp):
 # --------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _tile_attr(t: Tile) -> TileAttr:
+    """`TileAttr.of`, shared between equal tiles (attributes are immutable; a program
+    reuses the same cache slots thousands of times)."""
+    return TileAttr.of(t)
+
+
 def _tiles_attr(tiles: Sequence[Tile | None]) -> ArrayAttr:
-    return ArrayAttr([UnitAttr() if t is None else TileAttr.of(t) for t in tiles])
+    return ArrayAttr([UnitAttr() if t is None else _tile_attr(t) for t in tiles])
 
 
 def _py(attr: Attribute) -> Any:
@@ -416,12 +532,13 @@ class ChipInstrOp(IRDLOperation):
             for a in arr.data:
                 if not isinstance(a, (TileAttr, UnitAttr)):
                     raise VerifyException(f"{self.name}: operands must be #chip.tile attributes or 'none'")
-        ins = self.to_instr()
+        raw = self.to_instr()
+        ins = _checkable(raw) if any(is_symbolic(t) for t in raw.tiles()) else raw
         err = check_instr(ins)
         if err:
             raise VerifyException(f"{self.name}: {err}")
         sb = _storage_bytes(self)
-        for t in ins.tiles():
+        for t in raw.tiles():
             if sb is not None and t.space == "S" and t.end > sb:
                 raise VerifyException(f"{self.name}: tile {t.text()} ends at byte {t.end}, beyond storage_bytes {sb}")
 
@@ -663,7 +780,7 @@ def instr_op(ins: Instr) -> ChipInstrOp:
     if ins.attrs:
         props["params"] = DictionaryAttr({k: python_to_attr(v) for k, v in ins.attrs.items()})
     for k, v in ins.opts.items():
-        props[k] = UnitAttr() if v is True else TileAttr.of(v)
+        props[k] = UnitAttr() if v is True else _tile_attr(v)
     if ins.token is not None:
         props["token"] = StringAttr(ins.token)
     return cls.create(properties=props)
@@ -681,7 +798,7 @@ def check_program(program: ProgramOp, target: Any) -> list[str]:
         if ins.unit not in units:
             errors.append(f"{op.name}: unit {ins.unit} does not exist in target '{target.name}'")
         for t in ins.tiles():
-            if t.space == "S":
+            if t.space == "S" or is_symbolic(t):
                 continue
             cap = target.cache_bytes(t.space)
             if t.end > cap:
@@ -696,6 +813,7 @@ Chip = Dialect(
     "chip",
     [
         ProgramOp,
+        BufferOp,
         InputOp,
         OutputOp,
         ConstOp,

@@ -142,8 +142,9 @@ def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequen
     for k in range(samples):
         base = rank if k % 2 == 0 else urank
         cands.append([int(r * (1.0 + rng.uniform(-0.25, 0.25))) for r in base])
+    succs = successors(preds)
     for prio in cands:
-        ls = list_schedule(units, cost, preds, prio)
+        ls = list_schedule(units, cost, preds, prio, succs)
         t1 = makespan(units, cost, preds, ls)
         if _DEBUG:
             print(f"schedule candidate: {t1}", file=sys.stderr)
@@ -152,18 +153,26 @@ def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequen
     return best, t0, tb
 
 
-def list_schedule(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]],
-                  priority: Sequence[int] | None = None) -> list[int]:
-    """A topological order of the instructions (indices) that keeps the units busy:
-    simulate the units; a free unit starts its ready instruction of highest
-    `priority` (default: the upward rank; ties: program order)."""
-    n = len(cost)
-    succs: list[list[int]] = [[] for _ in range(n)]
-    indeg = [0] * n
+def successors(preds: Sequence[Sequence[int]]) -> list[list[int]]:
+    """The inverse of `preds`: the instructions that wait for each one."""
+    succs: list[list[int]] = [[] for _ in preds]
     for i, ps in enumerate(preds):
-        indeg[i] = len(ps)
         for p in ps:
             succs[p].append(i)
+    return succs
+
+
+def list_schedule(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]],
+                  priority: Sequence[int] | None = None,
+                  succs: Sequence[Sequence[int]] | None = None) -> list[int]:
+    """A topological order of the instructions (indices) that keeps the units busy:
+    simulate the units; a free unit starts its ready instruction of highest
+    `priority` (default: the upward rank; ties: program order). `succs`:
+    `successors(preds)` when the caller has it already (several priorities)."""
+    n = len(cost)
+    if succs is None:
+        succs = successors(preds)
+    indeg = [len(ps) for ps in preds]
     rank = upward_ranks(cost, preds) if priority is None else priority
     ready: dict[str, list[tuple[int, int]]] = {u: [] for u in set(units)}
     busy_until = {u: 0 for u in ready}

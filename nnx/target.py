@@ -129,6 +129,28 @@ class TilingSpec:
 
 
 @dataclass(frozen=True)
+class LinearCost:
+    """The cycles of one instruction of a unit: `fixed` (latency) plus `amount /
+    per_cycle` (bytes, MACs, elements or indices at the unit's rate). `cycles` is what
+    the simulator and the scheduler count (whole cycles); `estimate` is the same
+    formula without rounding, for averages over tiles that do not exist yet (tile
+    planning)."""
+
+    fixed: int
+    per_cycle: int | float
+
+    def cycles(self, amount: int | float) -> int:
+        return self.fixed + math.ceil(amount / self.per_cycle)
+
+    def estimate(self, amount: int | float) -> float:
+        return self.fixed + self.rate_cycles(amount)
+
+    def rate_cycles(self, amount: int | float) -> float:
+        """The part after the latency, unrounded."""
+        return amount / self.per_cycle
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     clock_hz: int
@@ -165,35 +187,50 @@ class Target:
         """Every unit instance, e.g. ['DAU0', 'MPU0', 'VPU0', 'MAP0']."""
         return [f"{u.kind}{i}" for u in self.units for i in range(u.count)]
 
-    # ---- timing (seed 000's cost model; the simulator uses the same formulas) -------
+    # ---- timing (the cost model; the simulator uses the same formulas) ------------
+    # Every cycle count of the compiler and the simulator comes from the four linear
+    # costs below: `dma_cost`, `mpu_cost`, `vpu_cost`, `map_cost` (an instruction pays
+    # a fixed latency, then its amount of work at the unit's rate). `instr_cycles`
+    # times whole instructions with them; tile planning (nnx/lowering/compute.py)
+    # takes their fixed and per-cycle parts to time tilings before any instruction
+    # exists. Nothing else reads the latencies and rates of the TOML.
+    def dma_cost(self) -> "LinearCost":
+        """One DMA transfer of one DAU: the unit's and the storage's latency, then
+        `dma_bytes_per_cycle` bytes per cycle."""
+        return LinearCost(self.unit("DAU").latency_cycles + self.storage.dma_latency_cycles,
+                          self.storage.dma_bytes_per_cycle)
+
+    def mpu_cost(self) -> "LinearCost":
+        """One MPU instruction: its latency, then `throughput` MACs per cycle."""
+        u = self.unit("MPU")
+        return LinearCost(u.latency_cycles, u.throughput)
+
+    def vpu_cost(self) -> "LinearCost":
+        """One VPU instruction: its latency, then `throughput` elements per cycle."""
+        u = self.unit("VPU")
+        return LinearCost(u.latency_cycles, u.throughput)
+
+    def map_cost(self) -> "LinearCost":
+        """One mapping-unit instruction: its latency, then `indices_per_cycle`."""
+        return LinearCost(self.mapping.latency_cycles, self.mapping.indices_per_cycle)
+
     def dma_cycles(self, nbytes: int) -> int:
-        return (
-            self.unit("DAU").latency_cycles
-            + self.storage.dma_latency_cycles
-            + math.ceil(nbytes / self.storage.dma_bytes_per_cycle)
-        )
+        return self.dma_cost().cycles(nbytes)
 
     def gather_cycles(self, rows: int, row_bytes: int) -> int:
         """Indirect DMA (GATHER): one latency, then every row as its own burst (rows
         named by an index are not contiguous, so no two share a bus beat)."""
-        return (
-            self.unit("DAU").latency_cycles
-            + self.storage.dma_latency_cycles
-            + rows * math.ceil(row_bytes / self.storage.dma_bytes_per_cycle)
-        )
+        c = self.dma_cost()
+        return c.fixed + rows * math.ceil(row_bytes / c.per_cycle)
 
     def mpu_cycles(self, macs: int) -> int:
-        u = self.unit("MPU")
-        return u.latency_cycles + math.ceil(macs / u.throughput)
+        return self.mpu_cost().cycles(macs)
 
     def vpu_cycles(self, elements: int) -> int:
-        u = self.unit("VPU")
-        return u.latency_cycles + math.ceil(elements / u.throughput)
+        return self.vpu_cost().cycles(elements)
 
     def map_cycles(self, indices: int) -> int:
-        return self.mapping.latency_cycles + math.ceil(
-            indices / self.mapping.indices_per_cycle
-        )
+        return self.map_cost().cycles(indices)
 
     def instr_cycles(self, ins: Any, macs: int | None = None) -> int:
         """Cycles of one instruction (`nnx.sim.isa.Instr`) on its unit: the one

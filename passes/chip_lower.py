@@ -1,15 +1,16 @@
 """`chip-lower`: graph (+ sparse) ops of `func.func @main` -> chip instructions.
 
 The first of the chip passes (`lower-to-chip` runs them all: passes/lower_to_chip.py).
-Every tensor gets a storage allocation in two *virtual* regions -- constants from
-address 0 (contiguous: they become the data image), program inputs, intermediates and
-outputs from `nnx.lowering.storage.DATA_BASE` -- and the program is marked
-`nnx.unallocated`; `chip-allocate` places the data region behind the constants. Each
-op is tiled so that its operands fit the caches, results that fit stay resident
-(README "How lower-to-chip uses the caches"), and its instructions are emitted in op
-order with their exact reads and writes as the `nnx.access` attribute
-(nnx/lowering/deps.py), without SIGNAL/WAIT (`chip-sync`) and unscheduled
-(`chip-schedule`).
+Storage gets no addresses here: every storage tensor (constant, program input,
+intermediate, graph output) is declared as `chip.buffer @tK {bytes, kind}` in
+allocation order and storage tiles point into their buffer, `#chip.tile<@tK:OFFSET,
+...>` (nnx/lowering/storage.py); `chip-allocate` assigns the addresses. Each op is
+tiled so that its operands fit the caches, results that fit stay resident (README
+"How lower-to-chip uses the caches"), and its instructions are emitted in op order
+with their exact reads and writes as the `nnx.access` attribute (storage buffers as
+`S:@tK`; nnx/lowering/deps.py) and their sequential position `nnx.seq`, without
+SIGNAL/WAIT (`chip-sync`) and unscheduled (`chip-schedule`). Diagnostics name the
+pass that runs the lowering (`chip-lower:` here, `lower-to-chip:` in the composite).
 
 Cache addresses are decided here, not in chip-allocate: the tiling of an op depends on
 what fits beside the resident buffers, so residency, tile sizes and cache addresses are
@@ -61,8 +62,8 @@ def main_function(pass_name: str, module: ModuleOp):
 
 @dataclass(frozen=True)
 class ChipLowerPass(ModulePass):
-    """Graph (+ sparse) ops of @main -> an unallocated, unscheduled chip.program whose
-    instructions carry their accesses (see the module docstring)."""
+    """Graph (+ sparse) ops of @main -> an unscheduled chip.program on symbolic storage
+    buffers whose instructions carry their accesses (see the module docstring)."""
 
     name = "chip-lower"
 
@@ -73,18 +74,32 @@ class ChipLowerPass(ModulePass):
     schedule: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnx.lowering.lowering import Lowering
+        lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
+                     bool(self.chain), bool(self.schedule))
 
-        target = load_pass_target(self.name, self.target)
-        main, funcs = main_function(self.name, op)
-        if ctx.get_optional_dialect("chip") is None:
-            from nnx.dialects.chip import Chip
 
-            ctx.load_dialect(Chip)
-        lw = Lowering(target, self.double_buffer, int(self.max_tile_elements), bool(self.chain), bool(self.schedule))
+def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: str, double_buffer: bool,
+                 max_tile_elements: int, chain: bool, schedule: bool) -> list:
+    """Replace the functions of `module` by the chip.program of its @main; problems
+    are PassErrors named `pass_name` (chip-lower, or the composite lower-to-chip).
+    Returns the emitted (instruction, reads, writes), in the program's order."""
+    from nnx.lowering.errors import LoweringError
+    from nnx.lowering.lowering import Lowering
+
+    target = load_pass_target(pass_name, target_path)
+    main, funcs = main_function(pass_name, module)
+    if ctx.get_optional_dialect("chip") is None:
+        from nnx.dialects.chip import Chip
+
+        ctx.load_dialect(Chip)
+    try:
+        lw = Lowering(target, double_buffer, max_tile_elements, chain, schedule)
         lw.run(main)
         prog = lw.build_program()
-        for f in funcs:
-            f.detach()
-            f.erase()
-        op.body.block.add_op(prog)
+    except LoweringError as e:
+        raise PassError(f"{pass_name}: {e.message}", e.op) from None
+    for f in funcs:
+        f.detach()
+        f.erase()
+    module.body.block.add_op(prog)
+    return lw.stream.entries

@@ -21,12 +21,16 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
+
+if TYPE_CHECKING:
+    from nnx.lowering.deps import Dependencies
 
 
 def reorder_instructions(program, ops: list, order: list[int]) -> None:
@@ -47,6 +51,38 @@ def check_unsynchronised(pass_name: str, program) -> None:
             raise PassError(f"{pass_name}: the program already has SIGNAL/WAIT (run it before chip-sync)", op)
 
 
+def schedule_program(pass_name: str, prog, target, deps: "Dependencies | None" = None) -> "Dependencies":
+    """Reorder one chip.program by the list scheduler (see the module docstring); the
+    dependencies of the new block order (what chip-sync needs: the composite
+    lower-to-chip hands them on instead of computing them again). `deps`: the
+    program's dependencies when the caller has them, else read from the IR."""
+    from nnx.lowering.deps import instruction_dependencies
+    from nnx.schedule import best_order, critical_path, estimate_cycles
+
+    if deps is None:
+        check_unsynchronised(pass_name, prog)
+        deps = instruction_dependencies(prog)
+    bad = deps.order_violation()
+    if bad is not None:
+        raise PassError(f"{pass_name}: the block order puts instruction {bad[0]} before its dependency {bad[1]}",
+                        deps.ops[bad[0]])
+    cost = [estimate_cycles(target, i) for i in deps.instrs]
+    order, t0, t1 = best_order(deps.units, cost, deps.preds)
+    if os.environ.get("NNX_SCHEDULE_DEBUG"):
+        from collections import Counter
+
+        print(f"{pass_name}: cost model: given order {t0} cycles, chosen {t1}", file=sys.stderr)
+        crit: Counter = Counter()
+        for i in critical_path(deps.units, cost, deps.preds, order):
+            crit[(deps.units[i], deps.instrs[i].mnemonic)] += cost[i]
+        print(f"{pass_name}: critical path: " + ", ".join(f"{u} {m} {c}" for (u, m), c in crit.most_common()),
+              file=sys.stderr)
+    if order == list(range(len(order))):
+        return deps
+    reorder_instructions(prog, deps.ops, order)
+    return deps.reordered(order)
+
+
 @dataclass(frozen=True)
 class ChipSchedulePass(ModulePass):
     """Reorder each chip.program's instructions by the cost-model list scheduler
@@ -58,28 +94,8 @@ class ChipSchedulePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.dialects.chip import ProgramOp
-        from nnx.lowering.deps import instruction_dependencies
         from nnx.passes.chip_lower import load_pass_target
-        from nnx.schedule import best_order, critical_path, estimate_cycles
 
         target = load_pass_target(self.name, self.target)
         for prog in [o for o in op.body.block.ops if isinstance(o, ProgramOp)]:
-            check_unsynchronised(self.name, prog)
-            deps = instruction_dependencies(prog)
-            bad = deps.order_violation()
-            if bad is not None:
-                raise PassError(f"chip-schedule: the block order puts instruction {bad[0]} before its dependency {bad[1]}",
-                                deps.ops[bad[0]])
-            cost = [estimate_cycles(target, i) for i in deps.instrs]
-            order, t0, t1 = best_order(deps.units, cost, deps.preds)
-            if os.environ.get("NNX_SCHEDULE_DEBUG"):
-                from collections import Counter
-
-                print(f"chip-schedule: cost model: given order {t0} cycles, chosen {t1}", file=sys.stderr)
-                crit: Counter = Counter()
-                for i in critical_path(deps.units, cost, deps.preds, order):
-                    crit[(deps.units[i], deps.instrs[i].mnemonic)] += cost[i]
-                print("chip-schedule: critical path: " + ", ".join(f"{u} {m} {c}" for (u, m), c in crit.most_common()),
-                      file=sys.stderr)
-            if order != list(range(len(order))):
-                reorder_instructions(prog, deps.ops, order)
+            schedule_program(self.name, prog, target)

@@ -27,18 +27,21 @@ from xdsl.passes import ModulePass
 from nnx.diagnostics import PassError
 
 
-def synchronise_program(prog) -> None:
-    """Insert SIGNAL/WAIT into one chip.program (see the module docstring)."""
+def synchronise_program(pass_name: str, prog, deps=None) -> None:
+    """Insert SIGNAL/WAIT into one chip.program (see the module docstring). `deps`:
+    the program's dependencies in its block order when the caller already has them
+    (the composite lower-to-chip, from chip-schedule), else computed from the IR."""
     from nnx.dialects.chip import SignalOp, WaitOp
     from nnx.lowering.deps import ACCESS_ATTR, SEQ_ATTR, instruction_dependencies, sync_tokens
     from nnx.passes.chip_schedule import check_unsynchronised
 
-    check_unsynchronised("chip-sync", prog)
-    deps = instruction_dependencies(prog)
+    if deps is None:
+        check_unsynchronised(pass_name, prog)
+        deps = instruction_dependencies(prog)
     bad = deps.order_violation()
     if bad is not None:
         i, p = bad
-        raise PassError(f"chip-sync: the instruction at position {i} ({deps.instrs[i].unit} {deps.instrs[i].mnemonic}) "
+        raise PassError(f"{pass_name}: the instruction at position {i} ({deps.instrs[i].unit} {deps.instrs[i].mnemonic}) "
                         f"comes before the one it depends on at position {p} ({deps.instrs[p].unit} "
                         f"{deps.instrs[p].mnemonic}): the block order is not a valid schedule", deps.ops[i])
     n = len(deps.ops)
@@ -72,10 +75,7 @@ class ChipSyncPass(ModulePass):
     name = "chip-sync"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnx.dialects.chip import ProgramOp
+        from nnx.passes.chip_allocate import chip_programs
 
-        progs = [o for o in op.body.block.ops if isinstance(o, ProgramOp)]
-        if not progs:
-            raise PassError("chip-sync: expected a chip.program (run chip-lower first)")
-        for p in progs:
-            synchronise_program(p)
+        for p in chip_programs(self.name, op):
+            synchronise_program(self.name, p)

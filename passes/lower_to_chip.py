@@ -52,14 +52,22 @@ class LowerToChipPass(ModulePass):
     schedule: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnx.passes.chip_allocate import ChipAllocatePass
-        from nnx.passes.chip_lower import ChipLowerPass, load_pass_target
-        from nnx.passes.chip_schedule import ChipSchedulePass
-        from nnx.passes.chip_sync import ChipSyncPass
+        from nnx.passes.chip_allocate import allocate_program, chip_programs
+        from nnx.passes.chip_lower import load_pass_target, lower_module
+        from nnx.passes.chip_schedule import schedule_program
+        from nnx.passes.chip_sync import synchronise_program
 
-        load_pass_target(self.name, self.target)  # a bad target is reported under this pass's name
-        ChipLowerPass(self.target, self.double_buffer, self.max_tile_elements, self.chain, self.schedule).apply(ctx, op)
-        ChipAllocatePass().apply(ctx, op)
-        if self.schedule:
-            ChipSchedulePass(self.target).apply(ctx, op)
-        ChipSyncPass().apply(ctx, op)
+        from nnx.lowering.deps import emitted_dependencies
+
+        # the four passes' work, with their diagnostics under this pass's name and the
+        # dependency analysis done once, from the accesses chip-lower emitted (the
+        # separate passes parse the same accesses back from `nnx.access`)
+        target = load_pass_target(self.name, self.target)
+        entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
+                               bool(self.chain), bool(self.schedule))
+        for prog in chip_programs(self.name, op):
+            allocate_program(self.name, prog)
+            deps = emitted_dependencies(prog, entries)
+            if self.schedule:
+                deps = schedule_program(self.name, prog, target, deps)
+            synchronise_program(self.name, prog, deps)

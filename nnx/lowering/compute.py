@@ -86,7 +86,7 @@ class ComputeTiling:
             if sparse is not None and j == 1 and sparse.weight_value is not None and v not in self.tensors:
                 # compacted per tile (sparse_weight): the dense weights never reach storage
                 ty = v.type
-                t = Tensor(-1 - len(self.tensors), tuple(ty.get_shape()), _dtype_name(ty), (-1, -1))  # type: ignore[attr-defined]
+                t = Tensor(-1 - len(self.tensors), tuple(ty.get_shape()), _dtype_name(ty), None)  # type: ignore[attr-defined]
                 srcs.append(t)
                 continue
             t = self.tensor(v, op)
@@ -268,7 +268,9 @@ class ComputeTiling:
         w = srcs[1].shape if len(srcs) > 1 and srcs[1] is not None else (1,)
         red = math.prod(w[1:]) if rule.kind == "Conv" else (rule.k_extent or 1)
         macs = math.prod(dsts[0].shape) * red * dens
-        mpu = t.unit("MPU")
+        # the target's cost formulas (Target.dma_cost/mpu_cost/map_cost, those of
+        # Target.instr_cycles), unrounded: averages over tiles not yet emitted
+        dma, mpu, mapping = t.dma_cost(), t.mpu_cost(), t.map_cost()
         # planned for PLAN_UNITS compute units and one DMA queue whatever the target
         # declares: the tiles (hence the order of every accumulation) do not depend on
         # the unit counts, so targets that differ only in them give bit-identical
@@ -283,11 +285,10 @@ class ComputeTiling:
             def map_cycles(j, box):
                 if j != 1:
                     return 0.0
-                return t.mapping.latency_cycles + math.prod(box_shape(box)) / t.mapping.indices_per_cycle
+                return mapping.estimate(math.prod(box_shape(box)))
 
-        cost = Cost(in_bytes, out_bytes, t.unit("DAU").latency_cycles + t.storage.dma_latency_cycles,
-                    float(t.storage.dma_bytes_per_cycle), float(mpu.latency_cycles),
-                    macs / mpu.throughput, 1, PLAN_UNITS, map_cycles)
+        cost = Cost(in_bytes, out_bytes, dma.fixed, float(dma.per_cycle), float(mpu.fixed),
+                    mpu.rate_cycles(macs), 1, PLAN_UNITS, map_cycles)
         axes = list(rule.axes)
         orders = [axes] + [[b for b in axes if b != a] + [a] for a in axes[:-1]]
         # the target's preferred MPU tile bounds the output-channel (N) and row (M)
@@ -344,10 +345,10 @@ class ComputeTiling:
                 if j in st.consts:
                     src = self.const_array(np.asarray(st.consts[j]).astype(_NP[s.dtype]), "p")
                     box = full_box(src.shape)
-                    key = ("c", src.offset)
+                    key = ("c", src.ident)
                 else:
                     src = s
-                    key = (s.offset, s.shape, box)
+                    key = (s.ident, s.shape, box)
                 if s.resident:
                     # chained: the operand is read where its producer left it
                     ct = s.tile(box)
@@ -427,7 +428,7 @@ class ComputeTiling:
                             ct = t.tile(box)
                             ereads.append(self.box_acc(t, box, ct))
                         else:
-                            ct, _ = self.load_slot(slots[f"e{e}_{j}"], t, box, (t.offset, t.shape, box))
+                            ct, _ = self.load_slot(slots[f"e{e}_{j}"], t, box, (t.ident, t.shape, box))
                             ereads.append((ct.space, ct.offset, ct.end))
                         esrcs.append(ct)
                     while esrcs and esrcs[-1] is None:

@@ -167,7 +167,7 @@ class DataMovement:
                 it = iv.tile(ibox)
                 racc = self.box_acc(iv, ibox, it)
             else:
-                it, _ = self.load_slot(islot, iv, ibox, (iv.offset, iv.shape, ibox))
+                it, _ = self.load_slot(islot, iv, ibox, (iv.ident, iv.shape, ibox))
                 racc = (it.space, it.offset, it.end)
             obox = ((s0, k, 1),) + tuple((0, d, 1) for d in data.shape[1:])
             if resident:

@@ -7,7 +7,9 @@ Every instruction reads and writes *accesses*:
   the buffer's cache address and shape and per-dimension `[start, end)` element
   bounds. Two boxes of one buffer that do not intersect are independent although
   their strided byte spans interleave;
-* a storage tensor `("S", (lo, hi))`: the whole allocation is one dependency granule.
+* a storage tensor: `("S", name)`, its `chip.buffer` (before chip-allocate), or
+  `("S", (lo, hi))`, the allocation at those addresses: the whole tensor is one
+  dependency granule.
 
 `DependencyTracker` turns the accesses of instructions in program order into each
 instruction's predecessors: read-after-write, write-after-read and write-after-write,
@@ -44,7 +46,7 @@ program's *sequential* order, the order whose meaning the program has (chip-lowe
 emission order). Dependencies are computed in that order wherever the block has been
 reordered since (a schedule); dropped by chip-sync."""
 
-Access = tuple  # ("N"|"W"|"O", lo, hi[, box]) or ("S", (lo, hi))
+Access = tuple  # ("N"|"W"|"O", lo, hi[, box]), ("S", buffer name) or ("S", (lo, hi))
 
 
 # --------------------------------------------------------------------------------------
@@ -208,6 +210,8 @@ def sync_tokens(units: Sequence[str], preds: Sequence[Sequence[int]],
 
 def _fmt_one(acc: Access) -> str:
     if acc[0] == "S":
+        if isinstance(acc[1], str):
+            return f"S:@{acc[1]}"
         return f"S:{acc[1][0]}:{acc[1][1]}"
     s = f"{acc[0]}:{acc[1]}:{acc[2]}"
     if len(acc) > 3 and acc[3] is not None:
@@ -217,8 +221,9 @@ def _fmt_one(acc: Access) -> str:
 
 
 def format_accesses(reads: Sequence[Access], writes: Sequence[Access]) -> str:
-    """The `nnx.access` text: `R R ... | W W ...`, one access each: `S:LO:HI` (a storage
-    allocation), `SPACE:LO:HI` (cache bytes) or `SPACE:LO:HI:BASE:DIMS:S0-E0,S1-E1,...`
+    """The `nnx.access` text: `R R ... | W W ...`, one access each: `S:@BUFFER` (a
+    storage buffer, before chip-allocate), `S:LO:HI` (the storage allocation at those
+    addresses), `SPACE:LO:HI` (cache bytes) or `SPACE:LO:HI:BASE:DIMS:S0-E0,S1-E1,...`
     (cache bytes narrowed to an element box of the buffer at BASE of shape DIMS)."""
     return " ".join(map(_fmt_one, reads)) + " | " + " ".join(map(_fmt_one, writes))
 
@@ -226,6 +231,8 @@ def format_accesses(reads: Sequence[Access], writes: Sequence[Access]) -> str:
 def _parse_one(s: str) -> Access:
     f = s.split(":")
     if f[0] == "S":
+        if f[1].startswith("@"):
+            return ("S", f[1][1:])
         return ("S", (int(f[1]), int(f[2])))
     if len(f) == 3:
         return (f[0], int(f[1]), int(f[2]))
@@ -240,12 +247,13 @@ def parse_accesses(text: str) -> tuple[list[Access], list[Access]]:
     return [_parse_one(x) for x in r.split()], [_parse_one(x) for x in w.split()]
 
 
-def relocate_accesses(text: str, reloc) -> str:
-    """`nnx.access` text with every storage allocation's addresses mapped by `reloc`."""
+def allocate_accesses(text: str, placed: dict[str, tuple[int, int]]) -> str:
+    """`nnx.access` text with every storage buffer `S:@B` replaced by the addresses
+    `S:LO:HI` chip-allocate gave it (`placed[B]`)."""
     reads, writes = parse_accesses(text)
 
     def one(a: Access) -> Access:
-        return ("S", (reloc(a[1][0]), reloc(a[1][1]))) if a[0] == "S" else a
+        return ("S", placed[a[1]]) if a[0] == "S" and isinstance(a[1], str) else a
 
     return format_accesses([one(a) for a in reads], [one(a) for a in writes])
 
@@ -258,6 +266,8 @@ def tile_accesses(ins: Instr) -> tuple[list[Access], list[Access]]:
     def acc(t) -> Access:
         if t.space == "S":
             return ("S", (t.offset, t.end))
+        if t.space.startswith("@"):
+            return ("S", t.space[1:])  # a chip.buffer: the granule is the buffer
         return (t.space, t.offset, t.end)
 
     reads = [acc(t) for t in ins.srcs if t is not None]
@@ -292,6 +302,18 @@ class Dependencies:
         """The ISA view of each op (built on first use)."""
         return [op.to_instr() for op in self.ops]
 
+    def reordered(self, order: Sequence[int]) -> "Dependencies":
+        """The same DAG indexed by the positions of a new block order (`order[k]`: the
+        old position of the instruction now at k)."""
+        pos = [0] * len(order)
+        for k, i in enumerate(order):
+            pos[i] = k
+        d = Dependencies([self.ops[i] for i in order], [self.units[i] for i in order],
+                         [sorted(pos[p] for p in self.preds[i]) for i in order])
+        if "instrs" in self.__dict__:
+            d.__dict__["instrs"] = [self.instrs[i] for i in order]
+        return d
+
     def order_violation(self) -> tuple[int, int] | None:
         """(i, p): block position i comes before its dependency p; None if the block
         order is a topological order of the dependencies."""
@@ -323,3 +345,17 @@ def instruction_dependencies(program) -> Dependencies:
         r, w = parse_accesses(a.data) if a is not None else tile_accesses(ops[i].to_instr())
         preds[i] = sorted(ref[p] for p in tr.add(r, w))
     return Dependencies(ops, [op.unit.data for op in ops], preds)
+
+
+def emitted_dependencies(program, entries: Sequence[tuple[Instr, Sequence[Access], Sequence[Access]]]) -> Dependencies:
+    """The dependencies of a program chip-lower has just built, straight from the
+    accesses it emitted (`entries`: (instruction, reads, writes) in emitted order, one
+    per instruction op of `program`, still in that order): the DAG that
+    `instruction_dependencies` would parse back from `nnx.access`, without the
+    parsing (the composite lower-to-chip uses it)."""
+    ops = program.instructions()
+    if len(ops) != len(entries):
+        raise ValueError("internal: the program does not hold the emitted instructions")
+    d = Dependencies(ops, [op.unit.data for op in ops], dependencies((r, w) for _, r, w in entries))
+    d.__dict__["instrs"] = [ins for ins, _, _ in entries]  # same sizes and shapes: same costs
+    return d

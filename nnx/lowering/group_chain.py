@@ -193,7 +193,7 @@ class GroupChain:
 
         def weight(name, p, box, opx):
             """(tile, mask tile | None, reads) of the weight box of conv `p`."""
-            w = self.storage(p[1]) if p[4] is None else Tensor(-1 - len(self.tensors), wshape(p), "f32", (-1, -1))
+            w = self.storage(p[1]) if p[4] is None else Tensor(-1 - len(self.tensors), wshape(p), "f32", None)
             if p[4] is not None:
                 slots = {"w": sl[name + "w"], "wm": sl[name + "wm"]}
                 if name + "wi" in sl:
@@ -234,7 +234,7 @@ class GroupChain:
                         ereads.append(self.box_acc(t, box, ct))
                     else:
                         slot = sl[f"e{tag}{e}_{j}"]
-                        ct, _ = self.load_slot(slot, t, box, (t.offset, t.shape, box))
+                        ct, _ = self.load_slot(slot, t, box, (t.ident, t.shape, box))
                         ereads.append((ct.space, ct.offset, ct.end))
                     esrcs.append(ct)
                 while esrcs and esrcs[-1] is None:

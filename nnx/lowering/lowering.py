@@ -19,9 +19,9 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import Operation, SSAValue
 
-from nnx.diagnostics import PassError
+from nnx.lowering.errors import LoweringError
 from nnx.lowering.cache import CacheHeap
-from nnx.lowering.storage import _align, _DATA_BASE, _dtype_name, _NP, _py, _sym, ALIAS_KINDS, Tensor
+from nnx.lowering.storage import _dtype_name, _py, ALIAS_KINDS, StorageAllocator, Tensor
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import TilingError
 from nnx.lowering.compute import ComputeTiling
@@ -31,7 +31,6 @@ from nnx.lowering.fusion import Fusion
 from nnx.lowering.group_chain import GroupChain
 from nnx.lowering.residency import Residency
 from nnx.lowering.sparse_weights import SparseWeights
-from nnx.lowering.storage import unallocated_attr
 
 
 class EmittedInstructions:
@@ -68,14 +67,10 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
         self.idx = 0
         self.flip = 0
         self.stream = EmittedInstructions()
-        self.const_top = 0
-        self.data_top = _DATA_BASE
+        self.store = StorageAllocator()
         self.tensors: dict[SSAValue, Tensor] = {}
-        self.consts: list[tuple[str, Tensor, Any]] = []  # (name, tensor, value attr)
-        self.const_cache: dict[Any, Tensor] = {}
         self.inputs: list[tuple[str, Tensor]] = []
         self.outputs: list[tuple[str, Tensor]] = []
-        self.names: set[str] = set()
         self.fused: set[Operation] = set()
         # epilogue operands read through a view of the op's output (bias_gemm)
         self.epi_views: dict[tuple[Operation, int], tuple[int, ...]] = {}
@@ -99,46 +94,9 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
     def next_load_unit(self) -> str:
         return self.next_unit("DAU")
 
-    def fresh(self, base: str) -> str:
-        s = _sym(base)
-        name, n = s, 1
-        while name in self.names:
-            name = f"{s}_{n}"
-            n += 1
-        self.names.add(name)
-        return name
-
-    def alloc_data(self, shape, dtype: str) -> Tensor:
-        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
-        off = self.data_top
-        self.data_top = _align(off + nbytes)
-        return Tensor(off, tuple(shape), dtype, (off, off + nbytes))
-
-    def alloc_const(self, value_attr, shape, dtype: str, hint: str) -> Tensor:
-        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
-        off = self.const_top
-        self.const_top = _align(off + nbytes)
-        t = Tensor(off, tuple(shape), dtype, (off, off + nbytes))
-        self.consts.append((self.fresh(hint), t, value_attr))
-        return t
-
     def const_array(self, arr: np.ndarray, hint: str = "c") -> Tensor:
         """A constant in storage holding `arr` (deduplicated)."""
-        from nnx.dialects.graph import dense_attr
-        from nnx.resources import register_array
-
-        from nnx.dialects.chip import type_name
-
-        arr = np.ascontiguousarray(arr)
-        key = (arr.dtype.str, arr.shape, arr.tobytes())
-        t = self.const_cache.get(key)
-        if t is not None:
-            return t
-        attr = dense_attr(arr) if arr.size <= 16 else register_array(arr, hint=hint)
-        dt = type_name(attr.get_type().element_type)
-        t = self.alloc_const(attr, arr.shape, dt, hint)
-        self.const_cache[key] = t
-        return t
+        return self.store.const_array(arr, hint)
 
     def rootof(self, v: SSAValue):
         return self.root.get(v, v)
@@ -168,10 +126,10 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
             m = re.fullmatch(r'loc\("([^"]+)"\)', str(loc)) if loc is not None else None
             if m:
                 hint = m.group(1)
-            t = self.alloc_const(owner.value, shape, dt, hint)
+            t = self.store.constant(owner.value, shape, dt, hint)
             self.tensors[v] = t
             return t
-        raise PassError(f"lower-to-chip: operand of {op.name if op else 'an op'} has no storage", op)
+        raise LoweringError(f"operand of {op.name if op else 'an op'} has no storage", op)
 
     def run(self, func) -> None:
         from xdsl.dialects import func as fdialect
@@ -190,9 +148,9 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
                 n = arg_attrs[i].data.get("nnx.name")
                 if isinstance(n, StringAttr):
                     name = n.data
-            t = self.alloc_data(tuple(arg.type.get_shape()), _dtype_name(arg.type))  # type: ignore[attr-defined]
+            t = self.store.allocate(tuple(arg.type.get_shape()), _dtype_name(arg.type), "input")  # type: ignore[attr-defined]
             self.tensors[arg] = t
-            self.inputs.append((self.fresh(name), t))
+            self.inputs.append((self.store.fresh(name), t))
         # the outputs' names are reserved before any constant is named (a constant
         # must not take a graph output's name)
         res_attrs = func.res_attrs.data if func.res_attrs is not None else None
@@ -204,7 +162,7 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
                 n = res_attrs[i].data.get("nnx.name")
                 if isinstance(n, StringAttr):
                     name = n.data
-            out_names.append(self.fresh(name))
+            out_names.append(self.store.fresh(name))
         if self.schedule:
             self.hoist_acc_operands(block)
         self.liveness(block)
@@ -223,14 +181,14 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
                 elif isinstance(op, GraphOp):
                     self.lower_graph(op)
                 else:
-                    raise PassError(f"lower-to-chip: cannot lower {op.name}", op)
+                    raise LoweringError(f"cannot lower {op.name}", op)
             except TilingError as e:
-                raise PassError(f"lower-to-chip: {op.name} does not fit the caches: {e}", op) from None
+                raise LoweringError(f"{op.name} does not fit the caches: {e}", op) from None
             except ValueError as e:
-                raise PassError(f"lower-to-chip: {op.name}: {e}", op) from None
+                raise LoweringError(f"{op.name}: {e}", op) from None
 
     def result_tensor(self, v: SSAValue) -> Tensor:
-        t = self.alloc_data(tuple(v.type.get_shape()), _dtype_name(v.type))  # type: ignore[attr-defined]
+        t = self.store.allocate(tuple(v.type.get_shape()), _dtype_name(v.type), "intermediate")  # type: ignore[attr-defined]
         self.tensors[v] = t
         return t
 
@@ -240,7 +198,7 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
         outs = op.onnx_outputs()
         attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
         if any(o is None for o in outs):
-            raise PassError(f"lower-to-chip: {op.name} with an absent optional output in the middle is not supported", op)
+            raise LoweringError(f"{op.name} with an absent optional output in the middle is not supported", op)
         if self.transpose_view(op):
             src = self.storage(ins[0], op)
             r = len(src.shape)
@@ -289,19 +247,28 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
 
     # ---- program ----------------------------------------------------------------------
     def build_program(self):
-        """The chip.program of everything emitted: storage symbols, then the
-        instructions in emitted order, each with its exact accesses (`nnx.access`),
-        storage still in the two virtual regions (marked `nnx.unallocated`; see
-        passes/chip_allocate.py), no SIGNAL/WAIT yet."""
-        from nnx.dialects.chip import ConstOp, InputOp, OutputOp, ProgramOp, TileAttr, instr_op
+        """The chip.program of everything emitted: a `chip.buffer` per storage tensor
+        (in allocation order), the storage symbols pointing into them, then the
+        instructions in emitted order, each with its exact accesses (`nnx.access`) and
+        sequential position (`nnx.seq`); storage tiles are `@buffer:offset` (no
+        addresses yet: passes/chip_allocate.py), no SIGNAL/WAIT yet."""
+        from nnx.dialects.chip import BufferOp, ConstOp, InputOp, OutputOp, ProgramOp, TileAttr, instr_op
 
         def sym_tile(t: Tensor) -> Tile:
-            return Tile("S", t.offset, t.shape, t.dtype)
+            return Tile(t.tile_space, t.offset, t.shape, t.dtype)
 
-        ops: list[Operation] = []
+        for _, t in self.outputs:
+            buf = self.store.buffer(t.buffer)
+            if buf.kind == "intermediate":
+                buf.kind = "output"
+        ops: list[Operation] = [
+            BufferOp.create(properties={"sym_name": StringAttr(b.name), "bytes": IntegerAttr(b.nbytes, i64),
+                                        "kind": StringAttr(b.kind)})
+            for b in self.store.buffers
+        ]
         for name, t in self.inputs:
             ops.append(InputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
-        for name, t, value in self.consts:
+        for name, t, value in self.store.consts:
             ops.append(ConstOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t)), "value": value}))
         for name, t in self.outputs:
             ops.append(OutputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
@@ -310,6 +277,4 @@ class Lowering(Residency, Fusion, GroupChain, DataMovement, ComputeTiling, Spars
             op.attributes[ACCESS_ATTR] = StringAttr(format_accesses(reads, writes))
             op.attributes[SEQ_ATTR] = IntegerAttr(seq, i64)
             ops.append(op)
-        prog = ProgramOp(0, ops, target=self.target.name)
-        prog.attributes.update(unallocated_attr(self.const_top, self.data_top - _DATA_BASE))
-        return prog
+        return ProgramOp(0, ops, target=self.target.name)

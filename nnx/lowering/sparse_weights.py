@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from nnx.diagnostics import PassError
+from nnx.lowering.errors import LoweringError
 from nnx.lowering.storage import _py, Tensor
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import Box, box_shape, full_box
@@ -90,7 +90,7 @@ class SparseWeights:
         DMA moves and all the weight cache holds (seed 004 claims 5-6, 21); the MPU
         then computes on the surviving pairs only."""
         S = self.stream
-        key = (w.offset, box)
+        key = (w.ident, box)
         ws, wm = slots["w"], slots["wm"]
         shape = box_shape(box)
         if ws.cur == key:
@@ -168,7 +168,7 @@ class SparseWeights:
             elif isinstance(o, sd.CombineOp):
                 stack += [o.lhs, o.rhs]
             else:
-                raise PassError(f"lower-to-chip: {op.name}: connection data from {o.name if isinstance(o, Operation) else 'a block argument'} is not supported", op)
+                raise LoweringError(f"{op.name}: connection data from {o.name if isinstance(o, Operation) else 'a block argument'} is not supported", op)
         if wthr is None:
             wthr = 0.0
         value = mask = None
@@ -183,7 +183,7 @@ class SparseWeights:
         if isinstance(op, (sd.ConnectOp, sd.ConvertOp, sd.CombineOp)):
             for u in op.results[0].uses:
                 if not isinstance(u.operation, (sd.FcOp, sd.MatMulOp, sd.ConvOp, sd.ConvertOp, sd.CombineOp)):
-                    raise PassError(f"lower-to-chip: connection data used by {u.operation.name} is not supported", op)
+                    raise LoweringError(f"connection data used by {u.operation.name} is not supported", op)
             return
         if isinstance(op, sd.FcOp):
             x = self.tensor(op.input, op)
@@ -221,11 +221,11 @@ class SparseWeights:
                 return
             info = self.conn_info(op, op.conn, op.weight, False)
             if info.neuron_threshold is not None:
-                raise PassError("lower-to-chip: sparse.conv with neuron connection data is not supported", op)
+                raise LoweringError("sparse.conv with neuron connection data is not supported", op)
             attrs = {k: _py(v) for k, v in op.conv_params().items()}
             ins = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
             epi = self.epilogue_chain(op, [op.output])
             out = epi[-1][0].onnx_outputs()[0] if epi else op.output
             self.lower_compute(op, "Conv", ins, [out], attrs, info, epilogue=epi)
             return
-        raise PassError(f"lower-to-chip: cannot lower {op.name} (not a sparse compute op)", op)
+        raise LoweringError(f"cannot lower {op.name} (not a sparse compute op)", op)

@@ -1,11 +1,16 @@
-"""Tensors in the storage unit and the lowering's small value helpers.
+"""Tensors in the storage unit: symbolic buffers, and the lowering's value helpers.
 
-A `Tensor` is where a graph value lives: a storage allocation (`space` "S", `key` the
-allocation: the dependency granule) or a resident cache buffer, possibly a strided
-view (a Transpose). Storage is allocated statically by a bump allocator in two
-regions: constants from address 0 (contiguous: nnx-translate writes them as one data
-image) and everything else from the virtual base `DATA_BASE`; chip-allocate places
-that region behind the constants (passes/chip_allocate.py).
+chip-lower does not decide storage addresses. Every storage tensor (a constant, a
+program input, an intermediate result, a graph output) is one *buffer*, declared in
+the program as `chip.buffer @tK {bytes, kind}` (K: the allocation order), and every
+storage tile names its buffer and a byte offset into it: `#chip.tile<@tK:0x0, ...>`.
+chip-allocate (passes/chip_allocate.py) assigns the addresses -- constants first,
+contiguous (nnx-translate writes them as one data image), then everything else in
+allocation order -- and rewrites the tiles to absolute `S:` addresses.
+
+A `Tensor` is where a graph value lives: a storage buffer (possibly a strided view of
+it, a Transpose) or a resident cache buffer. `StorageAllocator` declares the buffers
+and names the program's symbols.
 """
 
 from __future__ import annotations
@@ -21,22 +26,7 @@ from nnx.sim.isa import Tile
 from nnx.tiling import Box, box_shape
 
 ALIGN = 64
-_DATA_BASE = 1 << 44  # data-region addresses before relocation behind the constants
-DATA_BASE = _DATA_BASE
-
-UNALLOCATED_ATTR = "nnx.unallocated"
-"""Attribute of a chip.program whose storage is still in chip-lower's two virtual
-regions: `{const_bytes, data_bytes}`, the bytes used by the constants (from address
-0) and by everything else (from `DATA_BASE`). chip-allocate removes it."""
-
-
-def unallocated_attr(const_bytes: int, data_bytes: int) -> dict:
-    """The attributes that mark a program as unallocated (see `UNALLOCATED_ATTR`)."""
-    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
-
-    return {UNALLOCATED_ATTR: DictionaryAttr({"const_bytes": IntegerAttr(const_bytes, i64),
-                                              "data_bytes": IntegerAttr(data_bytes, i64)})}
-
+"""Storage (and cache slot) alignment in bytes: chip-allocate starts every buffer on it."""
 
 ALIAS_KINDS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
 
@@ -76,22 +66,41 @@ def _sym(name: str) -> str:
 
 @dataclass
 class Tensor:
-    """A tensor in the storage unit."""
+    """Where a graph value is: a storage buffer (`buffer` its symbol, `offset` bytes
+    into it, `space` "S") or a resident cache buffer (`space` N/W/O, `offset` its cache
+    address, `buffer` None). `strides`: element strides of a permuted view (a
+    Transpose as an alias); None: row-major."""
 
     offset: int
     shape: tuple[int, ...]
     dtype: str
-    key: tuple[int, int] | None  # the allocation (dependency tracking granule)
+    buffer: str | None  # the storage buffer (the dependency granule); None: resident
     space: str = "S"  # "S", or the cache holding a resident (chained) tensor
-    # element strides of a permuted view (a Transpose as an alias); None: row-major
     strides: tuple[int, ...] | None = None
 
     @property
     def resident(self) -> bool:
         return self.space != "S"
 
+    @property
+    def key(self) -> str | None:
+        """The storage buffer: the granule of the dependencies (`("S", key)`)."""
+        return self.buffer
+
+    @property
+    def ident(self) -> tuple:
+        """Which bytes: equal for views of the same place (keys of the slot caches)."""
+        return (self.buffer if self.buffer is not None else self.space, self.offset)
+
+    @property
+    def tile_space(self) -> str:
+        """The space of this tensor's tiles: the cache, or `@buffer` in storage."""
+        if self.space == "S" and self.buffer is not None:
+            return "@" + self.buffer
+        return self.space
+
     def access(self) -> tuple:
-        """The Stream access of the whole tensor."""
+        """The dependency access of the whole tensor."""
         if self.space == "S":
             return ("S", self.key)
         return (self.space, self.offset, self.offset + max(self.nbytes, 1))
@@ -107,7 +116,7 @@ class Tensor:
     def view(self, shape: tuple[int, ...]) -> "Tensor":
         if self.strides is not None and tuple(shape) != self.shape:
             raise ValueError("internal: reshape of a permuted view")
-        return Tensor(self.offset, tuple(shape), self.dtype, self.key, self.space, self.strides)
+        return Tensor(self.offset, tuple(shape), self.dtype, self.buffer, self.space, self.strides)
 
     def row_major(self) -> tuple[int, ...]:
         """Element strides (the permuted ones for a Transpose view)."""
@@ -123,7 +132,7 @@ class Tensor:
     def permuted(self, perm: list[int]) -> "Tensor":
         """Transpose as a view: no data moves, consumers read strided tiles."""
         st = self.row_major()
-        return Tensor(self.offset, tuple(self.shape[p] for p in perm), self.dtype, self.key, self.space,
+        return Tensor(self.offset, tuple(self.shape[p] for p in perm), self.dtype, self.buffer, self.space,
                       tuple(st[p] for p in perm))
 
     def tile(self, box: Box) -> Tile:
@@ -132,10 +141,77 @@ class Tensor:
         off = self.offset + sum(s * st for (s, _, _), st in zip(box, strides)) * self.itemsize
         shape = box_shape(box)
         el_strides = tuple(st * step for (_, _, step), st in zip(box, strides))
-        t = Tile(self.space, off, shape, self.dtype, el_strides)
+        space = self.tile_space
+        t = Tile(space, off, shape, self.dtype, el_strides)
         if t.contiguous:
-            t = Tile(self.space, off, shape, self.dtype, None)
+            t = Tile(space, off, shape, self.dtype, None)
         return t
+
+
+@dataclass
+class StorageBuffer:
+    """One storage allocation: `chip.buffer @name {bytes, kind}`."""
+
+    name: str
+    nbytes: int
+    kind: str
+
+
+class StorageAllocator:
+    """The storage buffers of one program and the names of its symbols.
+
+    Buffers are declared in allocation order (`t0`, `t1`, ...); constants are
+    deduplicated by value; `fresh` gives unique symbol names for the chip.input /
+    chip.const / chip.output ops."""
+
+    def __init__(self) -> None:
+        self.buffers: list[StorageBuffer] = []
+        self.consts: list[tuple[str, Tensor, Any]] = []  # (symbol, tensor, value attr)
+        self.const_cache: dict[Any, Tensor] = {}
+        self.names: set[str] = set()
+
+    def fresh(self, base: str) -> str:
+        """A symbol name from `base` that no symbol has yet."""
+        s = _sym(base)
+        name, n = s, 1
+        while name in self.names:
+            name = f"{s}_{n}"
+            n += 1
+        self.names.add(name)
+        return name
+
+    def allocate(self, shape, dtype: str, kind: str) -> Tensor:
+        """A new buffer for a tensor of `shape` x `dtype` (at least one byte)."""
+        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
+        buf = StorageBuffer(f"t{len(self.buffers)}", nbytes, kind)
+        self.buffers.append(buf)
+        return Tensor(0, tuple(shape), dtype, buf.name)
+
+    def constant(self, value_attr, shape, dtype: str, hint: str) -> Tensor:
+        """A constant buffer initialised with `value_attr`, named after `hint`."""
+        t = self.allocate(shape, dtype, "const")
+        self.consts.append((self.fresh(hint), t, value_attr))
+        return t
+
+    def const_array(self, arr: np.ndarray, hint: str = "c") -> Tensor:
+        """A constant holding `arr` (deduplicated by value)."""
+        from nnx.dialects.chip import type_name
+        from nnx.dialects.graph import dense_attr
+        from nnx.resources import register_array
+
+        arr = np.ascontiguousarray(arr)
+        key = (arr.dtype.str, arr.shape, arr.tobytes())
+        t = self.const_cache.get(key)
+        if t is not None:
+            return t
+        attr = dense_attr(arr) if arr.size <= 16 else register_array(arr, hint=hint)
+        dt = type_name(attr.get_type().element_type)
+        t = self.constant(attr, arr.shape, dt, hint)
+        self.const_cache[key] = t
+        return t
+
+    def buffer(self, name: str) -> StorageBuffer:
+        return self.buffers[int(name[1:])]
 
 
 _NP = {

@@ -72,7 +72,7 @@ chip.program {storage_bytes = 64 : i64} {
 // -----
 
 chip.program {storage_bytes = 64 : i64} {
-  // expected-error@+1 {{@x: must live in storage (S), not N}}
+  // expected-error@+1 {{@x: must live in storage (S or a @buffer), not N}}
   chip.input @x #chip.tile<N:0x0, 4xf32>
 }
 
@@ -96,4 +96,38 @@ chip.program {storage_bytes = 16 : i64} {
 chip.program {storage_bytes = 16 : i64} {
   // expected-error@+1 {{unsupported tile element type bf16}}
   chip.load DAU0 #chip.tile<N:0x0, 8xbf16> <- #chip.tile<S:0x0, 8xf32>
+}
+
+// -----
+
+// A symbolic storage tile must point into a declared chip.buffer (checked by the
+// program, which knows its buffers; the message names the instruction).
+// expected-error@+1 {{chip.load: tile @t1:0x0<4x8xf32> points into @t1, which is not a chip.buffer}}
+chip.program {storage_bytes = 0 : i64} {
+  chip.buffer @t0 {bytes = 128 : i64, kind = "input"}
+  chip.load DAU0 #chip.tile<N:0x0, 4x8xf32> <- #chip.tile<@t1:0x0, 4x8xf32>
+}
+
+// -----
+
+// ... and stay inside it: 4x8xf32 at offset 64 ends at byte 192 of a 128-byte buffer.
+// expected-error@+1 {{chip.load: tile @t0:0x40<4x8xf32> ends at byte 192 of @t0, a 128-byte buffer}}
+chip.program {storage_bytes = 0 : i64} {
+  chip.buffer @t0 {bytes = 128 : i64, kind = "input"}
+  chip.load DAU0 #chip.tile<N:0x0, 4x8xf32> <- #chip.tile<@t0:0x40, 4x8xf32>
+}
+
+// -----
+
+// A buffer's kind says where chip-allocate puts it: only four kinds exist.
+chip.program {storage_bytes = 0 : i64} {
+  // expected-error@+1 {{@t0: kind must be one of const, input, intermediate, output, not 'weights'}}
+  chip.buffer @t0 {bytes = 128 : i64, kind = "weights"}
+}
+
+// -----
+
+chip.program {storage_bytes = 0 : i64} {
+  // expected-error@+1 {{@t0: bytes must be at least 1}}
+  chip.buffer @t0 {bytes = 0 : i64, kind = "intermediate"}
 }

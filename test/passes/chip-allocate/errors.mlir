@@ -5,3 +5,4 @@
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
 }
+
