@@ -44,6 +44,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "chip-schedule": lambda: __import__("nnx.passes.chip_schedule", fromlist=["ChipSchedulePass"]).ChipSchedulePass,
     "chip-sync": lambda: __import__("nnx.passes.chip_sync", fromlist=["ChipSyncPass"]).ChipSyncPass,
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,
+    "lower-to-mesh": lambda: __import__("nnx.passes.lower_to_mesh", fromlist=["LowerToMeshPass"]).LowerToMeshPass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }
 """Pass name (as written in pipelines) -> function returning the pass class."""
