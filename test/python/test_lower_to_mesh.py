@@ -43,7 +43,7 @@ def _run_mesh(comp, feeds, tmp_path):
     return MeshSimulator(read_mesh_program(path), load_target(TARGET)).run(feeds)
 
 
-@pytest.mark.parametrize("name", ["tiny_resnet"])
+@pytest.mark.parametrize("name", ["tiny_resnet", "mobilenet_v2", "bert_2layer"])
 def test_mesh_outputs_equal_single_core_and_onnxruntime(name, tmp_path):
     import onnxruntime as ort
 
@@ -51,7 +51,7 @@ def test_mesh_outputs_equal_single_core_and_onnxruntime(name, tmp_path):
     comp = compile_for_mesh(_graph(name), TARGET, "bisect")
     assert len(comp.program.cores) > 1  # the model really is spread over the mesh
     mesh = _run_mesh(comp, feeds, tmp_path)
-    single = api.simulate(api.compile(str(model_zoo.get_model(name)), None, input_shapes=_shapes(name)), feeds)
+    single = api.simulate(api.compile(str(model_zoo.get_model(name)), None, input_shapes=_shapes(name), batch=1), feeds)
     sess = ort.InferenceSession(str(model_zoo.get_model(name)))
     for out, ref in zip(sess.get_outputs(), sess.run(None, feeds)):
         got = mesh.outputs[out.name]
