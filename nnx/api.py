@@ -132,17 +132,42 @@ def interpret(
 # --------------------------------------------------------------------------------------
 
 
+MESH_LOWERING = "lower-to-mesh"
+
+
+def lowering_for(target: str | None) -> str:
+    """The lowering pass for `target`: `lower-to-mesh` when the target describes a
+    network-on-chip (a `[mesh.noc]` table, as targets/mesh.toml; or the built-in
+    "mesh") for a mesh of more than one core (docs/mesh.md, "Compilation"), else
+    `lower-to-chip` (a bare `[mesh]` only sizes `neuron-group-map`'s core map)."""
+    import tomllib
+
+    if target is None:
+        return LOWERING
+    try:
+        tgt = load_target(target)
+        if target in ("mesh",):
+            has_noc = True
+        else:
+            with open(target, "rb") as f:
+                has_noc = "noc" in tomllib.load(f).get("mesh", {})
+    except Exception:  # noqa: BLE001 - a bad target is reported by the pass itself
+        return LOWERING
+    return MESH_LOWERING if has_noc and tgt.mesh.cores > 1 else LOWERING
+
+
 def default_pipeline(target: str | None = None, sparsify: str | None = None) -> str:
     """nnx-compile's default pipeline text."""
     passes = ["graph-fold-constants", "canonicalize", "graph-fuse", "dce"]
     if sparsify is not None:
         passes.append(f"sparsify{{{sparsify}}}" if sparsify.strip() else "sparsify")
-    passes.append(f'{LOWERING}{{target="{target}"}}' if target else LOWERING)
+    lowering = lowering_for(target)
+    passes.append(f'{lowering}{{target="{target}"}}' if target else lowering)
     return "builtin.module(" + ",".join(passes) + ")"
 
 
 def _lowers(node: PassNode) -> bool:
-    return node.name == LOWERING or node.name.startswith("chip-")
+    return node.name in (LOWERING, MESH_LOWERING) or node.name.startswith("chip-")
 
 
 def compile_pipeline(
@@ -156,10 +181,10 @@ def compile_pipeline(
     or a `chip-*` pass), `target="..."` given to every top-level pass with a `target`
     option that does not set it, and `sparsify{SPARSIFY}` inserted before the first
     lowering pass."""
-    nodes = parse_pipeline_text(pipeline if pipeline is not None else default_pipeline(), what)
+    nodes = parse_pipeline_text(pipeline if pipeline is not None else default_pipeline(target), what)
     top = [n for n in nodes if isinstance(n, PassNode)]
     if not any(_lowers(n) for n in top):
-        nodes.append(PassNode(LOWERING, ""))
+        nodes.append(PassNode(lowering_for(target), ""))
         top.append(nodes[-1])
     if target is not None:
         available = all_passes()

@@ -50,6 +50,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "tensor-timing": lambda: __import__("nnx.passes.tensor_timing", fromlist=["TensorTimingPass"]).TensorTimingPass,
     "op-split": lambda: __import__("nnx.passes.op_split", fromlist=["OpSplitPass"]).OpSplitPass,
     "topo-reorder": lambda: __import__("nnx.passes.topo_reorder", fromlist=["TopoReorderPass"]).TopoReorderPass,
+    "lower-to-mesh": lambda: __import__("nnx.passes.lower_to_mesh", fromlist=["LowerToMeshPass"]).LowerToMeshPass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }
 """Pass name (as written in pipelines) -> function returning the pass class."""

@@ -91,6 +91,14 @@ def _main(argv: list[str]) -> int:
     )
     if args.emit_mlir:
         write_text_atomically(args.emit_mlir, module_to_text(module))
+    from nnx.passes.lower_to_mesh import ASM_ATTR, DATA_ATTR, write_mesh_files
+
+    if ASM_ATTR in module.attributes:  # lower-to-mesh: a mesh program (docs/mesh.md)
+        from nnx.resources import elements_value
+
+        data = elements_value(module.attributes[DATA_ATTR]).tobytes()
+        write_mesh_files(module.attributes[ASM_ATTR].data, data, args.output)
+        return 0
     api.program_from_chip(module, target, args.output).save(args.output)
     return 0
 

@@ -1,0 +1,13 @@
+"""Spatial compilation onto the many-core mesh (docs/mesh.md, "Compilation").
+
+One concept per module:
+
+* `errors`     -- `MeshFitError`, the structured "does not fit" reason;
+* `partition`  -- which ops are split over how many cores, and the *stages* (the
+  work of one core: one op part, or a run of whole ops);
+* `placement`  -- stages onto cores (bisection, row-major, `nnx.cores` annotations);
+* `core_graph` -- the graph function of one stage (sliced weights, concatenation of
+  received pieces);
+* `stitch`     -- per-core chip programs joined by SEND/RECV into a `MeshProgram`;
+* `compile`    -- `compile_for_mesh(module, target)`, the whole of it.
+"""

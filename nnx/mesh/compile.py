@@ -1,0 +1,129 @@
+"""`compile_for_mesh(module, target)`: a graph module -> a mesh program (docs/mesh.md,
+"Compilation"): partition (nnx/mesh/partition.py), stage functions
+(core_graph.py), placement (placement.py), the single-core chip passes per core,
+and the NoC messages (stitch.py). A graph that does not fit raises `MeshFitError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from nnx.diagnostics import PassError
+from nnx.mesh.core_graph import RETURN, build_stage_module, stage_io
+from nnx.mesh.errors import MeshFitError
+from nnx.mesh.partition import Plan, Stage, nbytes, op_label, plan_partition
+from nnx.mesh.placement import PLACEMENTS, byte_hops, place_annotated, place_bisect, place_rowmajor
+from nnx.mesh.stitch import CoreProgram, mesh_program
+from nnx.sim.asm_mesh import MeshProgram
+
+#: how much more compute a stage of whole ops may take, tried in turn until the
+#: stages fit the cores
+PACKING = (1.0, 2.0, 4.0, 8.0, 32.0, 1e9)
+
+
+@dataclass
+class MeshCompilation:
+    """The mesh program, its weights file's bytes, and the placement: core of each
+    stage, the stages' items, and the planned byte-hops."""
+
+    program: MeshProgram
+    data: bytes
+    cores: list[int]
+    plan: Plan
+    planned_byte_hops: int = 0
+    stage_edges: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+def main_function(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            return op
+    raise PassError("lower-to-mesh: no func.func @main")
+
+
+def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int) -> Plan:
+    """The partition with the least packing whose stages fit the cores (+ one stage
+    per split graph output, which concatenates it)."""
+    from nnx.dialects.graph import ConstantOp
+
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    ret = main.body.block.last_op
+    for pack in PACKING:
+        plan = plan_partition(ops, ncores, core_memory, pack)
+        for k, v in enumerate(ret.operands):
+            owner = v.owner
+            if owner in ops and ops.index(owner) in plan.splits:
+                s = Stage(len(plan.stages), [(RETURN, k)])
+                plan.stages.append(s)
+                plan.where[(RETURN, k)] = s.index
+        if len(plan.stages) <= ncores:
+            return plan
+    worst = max(range(len(ops)), key=lambda i: sum(1 for s in plan.stages for it in s.items if it[0] == i))
+    raise MeshFitError("cores", op_label(ops[worst]), len(plan.stages), ncores, ops[worst])
+
+
+def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect") -> MeshCompilation:
+    """Compile the graph module for the mesh target `target` (a TOML path or a
+    built-in target name). Raises MeshFitError when it does not fit."""
+    from nnx.api import program_from_chip, run_pipeline
+    from nnx.target import load_target
+
+    if placement not in PLACEMENTS:
+        raise PassError(f"lower-to-mesh: unknown placement '{placement}' (one of {', '.join(PLACEMENTS)})")
+    tgt = load_target(target)
+    width, height = tgt.mesh.width, tgt.mesh.height
+    ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
+    main = main_function(module)
+    plan = plan_for_mesh(main, ncores, core_memory)
+    returned = list(main.body.block.last_op.operands)
+    out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
+    if any(v.owner not in plan.ops for v in returned):
+        raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
+    ios = stage_io(plan, returned, out_names)
+    modules = [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
+    # stage graph: bytes sent from stage a to stage b
+    edges: dict[tuple[int, int], int] = {}
+    for s, (mod, arg_names, _) in enumerate(modules):
+        f = main_function(mod)
+        types = dict(zip(arg_names, f.body.block.args))
+        from nnx.mesh.core_graph import piece_name
+
+        for pc, src in ios[s].recv.items():
+            edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
+    n = len(plan.stages)
+    if placement == "rowmajor":
+        cores = place_rowmajor(n)
+    elif placement == "bisect":
+        cores = place_bisect(n, edges, width, height)
+    else:
+        cores = place_annotated([_annotated_core(plan, s) for s in plan.stages], width, height)
+    lowered: dict[int, CoreProgram] = {}
+    from nnx.mesh.core_graph import piece_name
+
+    for s, (mod, arg_names, res_names) in enumerate(modules):
+        run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"}})', verify_each=False)
+        prog = program_from_chip(mod, tgt, "core.s")
+        if prog.program.storage_bytes > core_memory:
+            first = next(i for i, _ in plan.stages[s].items if i != RETURN)
+            raise MeshFitError("memory", op_label(plan.ops[first]), prog.program.storage_bytes, core_memory,
+                               plan.ops[first])
+        recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
+        send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
+        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send)
+    mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
+    return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges)
+
+
+def _annotated_core(plan: Plan, stage: Stage) -> int | None:
+    """The core `neuron-group-map` chose for the stage's first op part (`nnx.cores`)."""
+    i, part = stage.items[0]
+    if i == RETURN:
+        return None
+    attr = plan.ops[i].attributes.get("nnx.cores")
+    if attr is None:
+        return None
+    cores = list(attr.get_values())
+    return int(cores[(part or 0) % len(cores)]) if cores else None

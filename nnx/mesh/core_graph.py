@@ -1,0 +1,304 @@
+"""The graph function of one stage (docs/mesh.md, "Compilation").
+
+A stage's function takes the graph inputs and the received pieces it reads as
+arguments and returns the pieces other stages read (and the graph outputs it
+produces) as results; the per-core chip program is this function lowered by the
+single-core chip passes. Split op parts get the slices of their weights; a full
+value made of pieces received from several stages is rebuilt by `concat` (output
+splits) or a sum (table-row splits).
+
+Message names: a value is `v{op}r{result}`, its piece j `v{op}r{result}p{j}`; they are
+the argument/result names of the stage functions and the tags of the NoC messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from nnx.dialects import graph as g
+from nnx.graph_queries import const_value
+from nnx.mesh.partition import Plan, Split, shape
+from nnx.resources import register_array
+
+#: op index of the pseudo-op gathering a split graph output (item (RETURN, output index))
+RETURN = -1
+
+Piece = tuple[int, int, "int | None"]  # (op index, result index, part or None)
+
+
+def piece_name(p: Piece) -> str:
+    i, r, j = p
+    return f"v{i}r{r}" + ("" if j is None else f"p{j}")
+
+
+@dataclass
+class StageIO:
+    """What a stage reads from elsewhere (`recv`: piece -> source stage), which graph
+    inputs it reads, and what it sends (`send`: piece -> destination stages)."""
+
+    recv: dict[Piece, int] = field(default_factory=dict)
+    graph_inputs: list[int] = field(default_factory=list)
+    send: dict[Piece, list[int]] = field(default_factory=dict)
+    outputs: dict[Piece, str] = field(default_factory=dict)  # piece -> graph output name
+
+
+def _result_index(v: SSAValue) -> int:
+    return v.index  # type: ignore[attr-defined]
+
+
+class _Producers:
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.index = {id(op): i for i, op in enumerate(plan.ops)}
+
+    def of(self, v: SSAValue) -> int | None:
+        owner = v.owner
+        return self.index.get(id(owner)) if isinstance(owner, Operation) else None
+
+    def pieces(self, v: SSAValue, part: int | None) -> list[Piece]:
+        """The pieces an item reads of activation `v`: piece `part`, or all of them."""
+        p = self.of(v)
+        r = _result_index(v)
+        sp = self.plan.splits.get(p)
+        if sp is None:
+            return [(p, r, None)]
+        if part is not None:
+            return [(p, r, part)]
+        return [(p, r, j) for j in range(sp.k)]
+
+    def stage_of(self, piece: Piece) -> int:
+        return self.plan.where[(piece[0], piece[2])]
+
+
+def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
+    """(graph input arg numbers, pieces) an item reads."""
+    i, part = item
+    if i == RETURN:
+        vals, follow = [returned[part]], False
+    else:
+        vals = [v for v in plan.ops[i].operands if const_value(v) is None]
+        follow = plan.kinds[i] == "follow"
+    args, pieces = [], []
+    for v in vals:
+        if prod.of(v) is None:
+            args.append(v.index)  # a block argument of @main
+        else:
+            pieces.extend(prod.pieces(v, part if follow else None))
+    return args, pieces
+
+
+def stage_io(plan: Plan, returned: list[SSAValue], out_names: list[str]) -> list[StageIO]:
+    """The reads and sends of every stage."""
+    prod = _Producers(plan)
+    ios = [StageIO() for _ in plan.stages]
+    for s in plan.stages:
+        for item in s.items:
+            args, pieces = item_reads(plan, prod, item, returned)
+            for a in args:
+                if a not in ios[s.index].graph_inputs:
+                    ios[s.index].graph_inputs.append(a)
+            for pc in pieces:
+                src = prod.stage_of(pc)
+                if src != s.index:
+                    ios[s.index].recv[pc] = src
+                    dsts = ios[src].send.setdefault(pc, [])
+                    if s.index not in dsts:
+                        dsts.append(s.index)
+    for k, v in enumerate(returned):
+        p = prod.of(v)
+        if p is None:
+            continue
+        if p in plan.splits:
+            piece = (RETURN, k, None)
+            ios[plan.where[(RETURN, k)]].outputs[piece] = out_names[k]
+        else:
+            piece = (p, _result_index(v), None)
+            ios[plan.where[(p, None)]].outputs[piece] = out_names[k]
+    return ios
+
+
+def _slice(arr: np.ndarray, axis: int, lo: int, hi: int) -> np.ndarray:
+    idx = [slice(None)] * arr.ndim
+    idx[axis] = slice(lo, hi)
+    return np.ascontiguousarray(arr[tuple(idx)])
+
+
+def _with_dim(t: TensorType, axis: int, n: int) -> TensorType:
+    dims = list(shape_of(t))
+    dims[axis] = n
+    return TensorType(t.get_element_type(), dims)
+
+
+def shape_of(t: TensorType) -> tuple[int, ...]:
+    return tuple(int(d) for d in t.get_shape())
+
+
+class _Builder:
+    """Emits one stage function's body."""
+
+    def __init__(self, plan: Plan, main: func.FuncOp, io: StageIO, stage: int):
+        self.plan, self.main, self.io, self.stage = plan, main, io, stage
+        self.prod = _Producers(plan)
+        self.block = Block()
+        self.arg_names: list[str] = []
+        self.local: dict[Piece, SSAValue] = {}
+        self.full: dict[tuple[int, int], SSAValue] = {}
+        self.graph_args: dict[int, SSAValue] = {}
+        self.consts: dict[int, SSAValue] = {}
+        in_names = [a.data["nnx.name"].data for a in main.arg_attrs.data] if main.arg_attrs else []
+        self.in_names = in_names
+
+    def emit(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def const(self, arr: np.ndarray | None, v: SSAValue, hint: str = "") -> SSAValue:
+        if arr is None:  # the constant unchanged
+            if id(v) not in self.consts:
+                self.consts[id(v)] = self.emit(g.ConstantOp(v.owner.value)).results[0]
+            return self.consts[id(v)]
+        return self.emit(g.ConstantOp(register_array(arr, hint))).results[0]
+
+    def arg(self, name: str, t) -> SSAValue:
+        a = self.block.insert_arg(t, len(self.block.args))
+        self.arg_names.append(name)
+        return a
+
+    def graph_input(self, n: int) -> SSAValue:
+        if n not in self.graph_args:
+            self.graph_args[n] = self.arg(self.in_names[n], self.main.body.block.args[n].type)
+        return self.graph_args[n]
+
+    def piece(self, pc: Piece, t) -> SSAValue:
+        if pc not in self.local:
+            self.local[pc] = self.arg(piece_name(pc), t)
+        return self.local[pc]
+
+    def value(self, v: SSAValue, part: int | None) -> SSAValue:
+        """The local SSA value of activation `v` (piece `part` or whole)."""
+        p = self.prod.of(v)
+        if p is None:
+            return self.graph_input(v.index)
+        r = _result_index(v)
+        sp = self.plan.splits.get(p)
+        if sp is None:
+            return self.piece((p, r, None), v.type)
+        if part is not None:
+            return self.piece((p, r, part), self.piece_type(v.type, sp, part))
+        if (p, r) not in self.full:
+            parts = [self.piece((p, r, j), self.piece_type(v.type, sp, j)) for j in range(sp.k)]
+            if sp.combine == "sum":
+                acc = parts[0]
+                for x in parts[1:]:
+                    acc = self.emit(g.AddOp.build_onnx([acc, x], {}, [v.type])).results[0]
+            else:
+                acc = self.emit(g.ConcatOp.build_onnx(parts, {"axis": sp.axis}, [v.type])).results[0]
+            self.full[(p, r)] = acc
+        return self.full[(p, r)]
+
+    @staticmethod
+    def piece_type(t, sp: Split, j: int):
+        if sp.combine == "sum":
+            return t
+        return _with_dim(t, sp.axis, sp.bounds[j + 1] - sp.bounds[j])
+
+    def item(self, i: int, part: int | None, returned: list[SSAValue]) -> None:
+        if i == RETURN:
+            self.local[(RETURN, part, None)] = self.value(returned[part], None)
+            return
+        op = self.plan.ops[i]
+        kind = self.plan.kinds[i]
+        if kind == "whole":
+            ins = [None if v is None else (self.const(None, v) if const_value(v) is not None
+                                           else self.value(v, None)) for v in op.onnx_inputs()]
+            new = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [r.type for r in op.results]))
+        else:
+            sp = self.plan.splits[i]
+            lo, hi = sp.bounds[part], sp.bounds[part + 1]
+            new = self.emit(self.part_op(op, kind, sp, lo, hi, part))
+        for r, res in enumerate(new.results):
+            self.local[(i, r, part)] = res
+
+    def part_op(self, op: Operation, kind: str, sp: Split, lo: int, hi: int, part: int) -> Operation:
+        attrs = op.onnx_attributes()
+        out_t = op.results[0].type
+        if kind == "split" and isinstance(op, g.GatherOp):
+            return self.gather_rows(op, lo, hi)
+        ins: list[SSAValue | None] = []
+        for pos, v in enumerate(op.onnx_inputs()):
+            if v is None:
+                ins.append(None)
+                continue
+            arr = const_value(v)
+            if arr is None:
+                ins.append(self.value(v, part if kind == "follow" else None))
+                continue
+            ins.append(self.const(self.slice_const(op, pos, arr, sp, lo, hi), v, f"{op.name}_{part}"))
+        if isinstance(op, g.ConvOp) and kind == "follow":
+            attrs["group"] = hi - lo
+        return type(op).build_onnx(ins, attrs, [_with_dim(out_t, sp.axis, hi - lo)])
+
+    def slice_const(self, op, pos, arr, sp: Split, lo, hi):
+        """The slice of constant operand `pos` that part [lo, hi) of `op` uses (None:
+        the whole constant)."""
+        full = shape_of(op.results[0].type)[sp.axis]
+        if isinstance(op, g.ConvOp) or isinstance(op, g.BatchNormalizationOp):
+            return _slice(arr, 0, lo, hi) if pos >= 1 else None
+        if isinstance(op, g.GemmOp):
+            if pos == 1:
+                return _slice(arr, 0 if op.attr("transB", 0) else 1, lo, hi)
+            if pos == 2 and arr.ndim >= 1 and arr.shape[-1] == full:
+                return _slice(arr, arr.ndim - 1, lo, hi)
+            return None
+        if isinstance(op, g.MatMulOp):
+            return _slice(arr, 1, lo, hi) if pos == 1 else None
+        # elementwise follower: a broadcast constant
+        r = len(shape_of(op.results[0].type)) - arr.ndim
+        ax = sp.axis - r
+        if ax >= 0 and arr.shape[ax] == full and full != 1:
+            return _slice(arr, ax, lo, hi)
+        return None
+
+    def gather_rows(self, op: Operation, lo: int, hi: int) -> Operation:
+        """Rows [lo, hi) of the table: indices outside gather the zero row appended to
+        the slice (index hi - lo, or -1 = the last row)."""
+        table = const_value(op.operands[0])
+        rows = np.concatenate([table[lo:hi], np.zeros((1,) + table.shape[1:], table.dtype)])
+        t = self.const(np.ascontiguousarray(rows), op.operands[0], f"{op.name}_rows{lo}")
+        idx = self.value(op.operands[1], None)
+        idt = op.operands[1].type
+        from nnx.types import numpy_dtype_of
+
+        dt = np.dtype(numpy_dtype_of(idt.get_element_type()))
+        lo_c = self.emit(g.ConstantOp(register_array(np.array(lo, dt)))).results[0]
+        lo_m = self.emit(g.ConstantOp(register_array(np.array(-1, dt)))).results[0]
+        hi_m = self.emit(g.ConstantOp(register_array(np.array(hi - lo, dt)))).results[0]
+        shifted = self.emit(g.SubOp.build_onnx([idx, lo_c], {}, [idt])).results[0]
+        safe = self.emit(g.ClipOp.build_onnx([shifted, lo_m, hi_m], {}, [idt])).results[0]
+        return g.GatherOp.build_onnx([t, safe], {"axis": 0}, [op.results[0].type])
+
+
+def build_stage_module(plan: Plan, main: func.FuncOp, io: StageIO, stage: int,
+                       returned: list[SSAValue]) -> tuple[ModuleOp, list[str], list[str]]:
+    """The module (`func.func @main`) of one stage, with its argument names and result
+    names (graph input/output names, or piece names = message tags)."""
+    b = _Builder(plan, main, io, stage)
+    for i, part in plan.stages[stage].items:
+        b.item(i, part, returned)
+    res_names, res_vals = [], []
+    for pc in sorted(io.send, key=piece_name):
+        res_names.append(piece_name(pc))
+        res_vals.append(b.local[pc])
+    for pc, name in io.outputs.items():
+        res_names.append(name)
+        res_vals.append(b.local[pc])
+    b.emit(func.ReturnOp(*res_vals))
+    f = func.FuncOp("main", ([a.type for a in b.block.args], [v.type for v in res_vals]), Region(b.block),
+                    arg_attrs=ArrayAttr([DictionaryAttr({"nnx.name": StringAttr(n)}) for n in b.arg_names]),
+                    res_attrs=ArrayAttr([DictionaryAttr({"nnx.name": StringAttr(n)}) for n in res_names]))
+    return ModuleOp([f]), b.arg_names, res_names

@@ -1,0 +1,294 @@
+"""Split ops over cores and group the work into stages (docs/mesh.md, "Compilation").
+
+An op of `@main` is one of:
+
+* **split** over k cores by its output (`conv` with constant weights and one group,
+  `gemm`/`matmul` with a constant right operand: output channels / features), or by
+  the rows of a constant table (`gather` on axis 0: the word-embedding table, each
+  core gathering the indices in its range, the partial results summed); k is the
+  larger of its share of the mesh's compute and the number of cores its weights and
+  activations need;
+* a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
+  convolutions): every activation operand is split the same way, so part i runs on
+  the pieces i, beside them;
+* **whole**: the op runs on one core, packed with neighbouring whole ops while one
+  core's memory and compute budget allow.
+
+A *stage* is the work of one core. Stages are formed in the graph's order, and an op
+joins a stage only when that keeps the stage graph acyclic, so that every core can
+receive its inputs first and send its results last without deadlock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from nnx.dialects import graph as g
+from nnx.dialects.traits import Elementwise, MatrixCompute
+from nnx.graph_queries import const_value
+from nnx.mesh.errors import MeshFitError
+
+#: fraction of a core's memory the partitioner plans to fill (the lowering adds
+#: alignment and the storage copies of cached results)
+MEMORY_FILL = 0.6
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a value is cut into pieces: along `axis` at `bounds` (k+1 offsets) and
+    joined by `combine` ("concat" along the axis, or "sum" of partial results)."""
+
+    axis: int
+    bounds: tuple[int, ...]
+    combine: str = "concat"
+
+    @property
+    def k(self) -> int:
+        return len(self.bounds) - 1
+
+
+@dataclass
+class Stage:
+    """The work of one core: (op index, part index or None for a whole op) items in
+    graph order, with its planned bytes and cost."""
+
+    index: int
+    items: list[tuple[int, int | None]] = field(default_factory=list)
+    bytes: int = 0
+    cost: float = 0.0
+    split: bool = False
+
+
+@dataclass
+class Plan:
+    """The partition of `ops` (the non-constant ops of @main, in order): the split of
+    each split or follower op's results (`splits[op index]`), its kind
+    ("split"/"follow"/"whole"), the stages, and which stage holds each op part."""
+
+    ops: list[Operation]
+    kinds: list[str]
+    splits: dict[int, Split]
+    stages: list[Stage]
+    where: dict[tuple[int, int | None], int]
+
+
+def nbytes(v: SSAValue) -> int:
+    t = v.type
+    if not isinstance(t, TensorType):
+        return 0
+    from nnx.types import numpy_dtype_of
+
+    n = int(np.prod([int(d) for d in t.get_shape()], dtype=np.int64))
+    return n * np.dtype(numpy_dtype_of(t.get_element_type())).itemsize
+
+
+def shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(int(d) for d in v.type.get_shape())
+
+
+def op_label(op: Operation) -> str:
+    """The op's name for messages: its ONNX node name when the importer kept one."""
+    name = op.attributes.get("nnx.name")
+    return f"{op.name} '{name.data}'" if name is not None and hasattr(name, "data") else op.name
+
+
+def op_cost(op: Operation) -> float:
+    """The op's work: MACs of matrix ops, else its output elements."""
+    out = shape(op.results[0]) if op.results else ()
+    elems = float(np.prod(out)) if out else 1.0
+    if op.has_trait(MatrixCompute):
+        ins = [v for v in op.operands]
+        if isinstance(op, g.ConvOp):
+            w = shape(op.operands[1])
+            return elems * float(np.prod(w[1:]))
+        if len(ins) >= 2 and len(shape(ins[1])) >= 2:
+            b = shape(ins[1])
+            gemm_k = b[-1] if isinstance(op, g.GemmOp) and op.attr("transB", 0) else b[-2]
+            return elems * float(gemm_k)
+    return elems
+
+
+def const_bytes(op: Operation) -> int:
+    return sum(nbytes(v) for v in op.operands if const_value(v) is not None)
+
+
+def act_operands(op: Operation) -> list[SSAValue]:
+    return [v for v in op.operands if const_value(v) is None]
+
+
+def bounds_of(n: int, k: int) -> tuple[int, ...]:
+    """k+1 offsets cutting n into k near-equal pieces."""
+    return tuple(int(round(i * n / k)) for i in range(k + 1))
+
+
+def split_axis(op: Operation) -> tuple[int, int, str] | None:
+    """(output axis, its size, combine) of an op that can be split by its output or
+    table rows, else None."""
+    if not op.results or len(op.results) != 1:
+        return None
+    out = shape(op.results[0])
+    if isinstance(op, g.ConvOp) and len(op.operands) >= 2 and const_value(op.operands[1]) is not None \
+            and int(op.attr("group", 1)) == 1 and len(out) == 4 and out[0] == 1:
+        return 1, out[1], "concat"
+    if isinstance(op, (g.GemmOp, g.MatMulOp)) and const_value(op.operands[1]) is not None \
+            and len(shape(op.operands[1])) == 2 and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
+        return len(out) - 1, out[-1], "concat"
+    if isinstance(op, g.GatherOp) and const_value(op.operands[0]) is not None and int(op.attr("axis", 0)) == 0 \
+            and const_value(op.operands[1]) is None:
+        return 0, shape(op.operands[0])[0], "sum"
+    return None
+
+
+def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
+    """May `op` run piecewise on operands split by `sp` (same split for its result)?"""
+    if len(op.results) != 1 or sp.combine != "concat":
+        return False
+    out = shape(op.results[0])
+    if op.has_trait(Elementwise):
+        if out != in_shape:
+            return False
+        for v in op.operands:
+            if const_value(v) is not None:
+                cs = shape(v)
+                # broadcast constant: its dim at the split axis must be 1 or the full size
+                r = len(out) - len(cs)
+                if sp.axis >= r and cs[sp.axis - r] not in (1, out[sp.axis]):
+                    return False
+        return True
+    if len(out) == 4 and sp.axis == 1 and out[0] == 1 and out[1] == in_shape[1]:
+        if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp, g.GlobalAveragePoolOp, g.BatchNormalizationOp)):
+            return True
+        if isinstance(op, g.ConvOp) and const_value(op.operands[1]) is not None \
+                and int(op.attr("group", 1)) == out[1] == in_shape[1] and shape(op.operands[1])[1] == 1:
+            return True
+    return False
+
+
+def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0) -> Plan:
+    """Split the ops and form stages (see the module docstring). `pack` scales the
+    compute a stage of whole ops may take (larger: fewer, fuller stages)."""
+    index = {id(op): i for i, op in enumerate(ops)}
+    budget = core_memory * MEMORY_FILL
+    costs = [op_cost(op) for op in ops]
+    total = sum(costs) or 1.0
+    stage_cost = total / ncores * pack
+    kinds: list[str] = []
+    splits: dict[int, Split] = {}
+    stages: list[Stage] = []
+    where: dict[tuple[int, int | None], int] = {}
+    succ: list[set[int]] = []
+
+    def producer(v: SSAValue) -> int | None:
+        owner = v.owner
+        return index.get(id(owner)) if isinstance(owner, Operation) else None
+
+    def source_stages(v: SSAValue, part: int | None) -> set[int]:
+        p = producer(v)
+        if p is None:
+            return set()
+        if p in splits:
+            if part is not None:
+                return {where[(p, part)]}
+            return {where[(p, j)] for j in range(splits[p].k)}
+        return {where[(p, None)]}
+
+    def reaches(a: int, b: int) -> bool:
+        seen, todo = {a}, [a]
+        while todo:
+            x = todo.pop()
+            if x == b:
+                return True
+            for y in succ[x]:
+                if y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        return False
+
+    def new_stage(is_split: bool) -> Stage:
+        s = Stage(len(stages), split=is_split)
+        stages.append(s)
+        succ.append(set())
+        return s
+
+    def add(s: Stage, i: int, part: int | None, srcs: set[int], nbytes_: int, cost: float) -> None:
+        s.items.append((i, part))
+        s.bytes += nbytes_
+        s.cost += cost
+        where[(i, part)] = s.index
+        for t in srcs - {s.index}:
+            succ[t].add(s.index)
+
+    def can_join(s: Stage, srcs: set[int]) -> bool:
+        return all(t == s.index or not reaches(s.index, t) for t in srcs)
+
+    for i, op in enumerate(ops):
+        acts = act_operands(op)
+        in_bytes = sum(nbytes(v) for v in acts)
+        out_bytes = sum(nbytes(r) for r in op.results)
+        w_bytes = const_bytes(op)
+        ax = split_axis(op)
+        # follower?
+        act_splits = [splits.get(producer(v)) if producer(v) is not None else None for v in acts]
+        if acts and act_splits[0] is not None and all(s == act_splits[0] for s in act_splits) \
+                and can_follow(op, act_splits[0], shape(acts[0])):
+            sp = act_splits[0]
+            kinds.append("follow")
+            splits[i] = sp
+            last = max(producer(v) for v in acts)
+            for j in range(sp.k):
+                srcs = set().union(*(source_stages(v, j) for v in acts))
+                home = stages[where[(last, j)]]
+                part_bytes = (w_bytes + out_bytes) // sp.k
+                if home.bytes + part_bytes <= budget and can_join(home, srcs):
+                    add(home, i, j, srcs, part_bytes, costs[i] / sp.k)
+                else:
+                    add(new_stage(True), i, j, srcs, part_bytes + in_bytes // sp.k, costs[i] / sp.k)
+            continue
+        need = w_bytes + in_bytes + out_bytes
+        if ax is not None:
+            axis, size, combine = ax
+            full_in = in_bytes if combine == "concat" else in_bytes
+            room = budget - full_in
+            k_mem = 1 if need <= budget else (
+                int(np.ceil((w_bytes + out_bytes) / room)) if room > 0 else size + 1)
+            if combine == "sum":  # every part holds a full-size partial result
+                room = budget - full_in - out_bytes
+                k_mem = 1 if need <= budget else (int(np.ceil(w_bytes / room)) if room > 0 else size + 1)
+            k_compute = int(costs[i] / total * ncores * 0.5) if combine == "concat" else 1
+            k = max(k_mem, min(k_compute, size), 1)
+            if k > size or (k_mem > 1 and room <= 0):
+                raise MeshFitError("memory", op_label(op), need if k_mem > size else full_in + out_bytes,
+                                   core_memory, op)
+            if k > 1:
+                kinds.append("split")
+                sp = Split(axis, bounds_of(size, k), combine)
+                splits[i] = sp
+                srcs = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
+                for j in range(k):
+                    frac = (sp.bounds[j + 1] - sp.bounds[j]) / size
+                    pb = in_bytes + int((w_bytes + out_bytes) * frac)
+                    if combine == "sum":
+                        pb = in_bytes + out_bytes + int(w_bytes * frac)
+                    add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+                continue
+        kinds.append("whole")
+        if need > core_memory:
+            raise MeshFitError("memory", op_label(op), need, core_memory, op)
+        srcs = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
+        # join the stage of the latest whole producer, if it has room
+        cands = sorted((t for t in srcs if not stages[t].split), reverse=True)
+        if not cands and stages and not stages[-1].split:
+            cands = [stages[-1].index]
+        for t in cands[:1]:
+            s = stages[t]
+            if s.bytes + w_bytes + out_bytes <= budget and s.cost + costs[i] <= stage_cost \
+                    and can_join(s, srcs):
+                add(s, i, None, srcs, w_bytes + out_bytes, costs[i])
+                break
+        else:
+            add(new_stage(False), i, None, srcs, need, costs[i])
+    return Plan(list(ops), kinds, splits, stages, where)

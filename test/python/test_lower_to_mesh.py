@@ -1,0 +1,121 @@
+"""lower-to-mesh (docs/mesh.md, "Compilation"): the mesh simulator's outputs equal the
+single-core simulator's and onnxruntime's on small zoo models, compiled for a 4 x 4
+mesh of 512 KiB cores (test/passes/lower-to-mesh/Inputs/mesh4x4.toml); a model whose
+weights exceed the mesh's memory fails with one line, exit 1 and no output files;
+bisection placement moves fewer byte-hops than row-major placement.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import model_zoo
+from nnx import api
+from nnx.mesh.compile import compile_for_mesh
+from nnx.mesh.errors import MeshFitError
+from nnx.sim.mesh_simulator import MeshSimulator
+from nnx.target import load_target
+
+HERE = os.path.dirname(__file__)
+TARGET = os.path.abspath(os.path.join(HERE, "..", "passes", "lower-to-mesh", "Inputs", "mesh4x4.toml"))
+GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)"
+
+
+def _shapes(name):
+    return {k: s for k, (s, _) in model_zoo.MODEL_INPUTS[name].items()}
+
+
+def _graph(name):
+    module = api.import_onnx(model_zoo.get_model(name), _shapes(name), 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    return module
+
+
+def _run_mesh(comp, feeds, tmp_path):
+    from nnx.passes.lower_to_mesh import save_mesh_program
+    from nnx.sim.asm_mesh import read_mesh_program
+
+    path = str(tmp_path / "prog.s")
+    save_mesh_program(comp, path)
+    return MeshSimulator(read_mesh_program(path), load_target(TARGET)).run(feeds)
+
+
+@pytest.mark.parametrize("name", ["tiny_resnet", "mobilenet_v2", "bert_2layer"])
+def test_mesh_outputs_equal_single_core_and_onnxruntime(name, tmp_path):
+    import onnxruntime as ort
+
+    feeds = model_zoo.sample_inputs(name)
+    comp = compile_for_mesh(_graph(name), TARGET, "bisect")
+    assert len(comp.program.cores) > 1  # the model really is spread over the mesh
+    mesh = _run_mesh(comp, feeds, tmp_path)
+    single = api.simulate(api.compile(str(model_zoo.get_model(name)), None, input_shapes=_shapes(name), batch=1), feeds)
+    sess = ort.InferenceSession(str(model_zoo.get_model(name)))
+    for out, ref in zip(sess.get_outputs(), sess.run(None, feeds)):
+        got = mesh.outputs[out.name]
+        np.testing.assert_allclose(got, single.outputs[out.name], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)
+    assert mesh.noc_byte_hops > 0
+
+
+def test_bisect_moves_fewer_byte_hops_than_rowmajor(tmp_path):
+    name = "tiny_resnet"
+    feeds = model_zoo.sample_inputs(name)
+    hops = {}
+    for placement in ("bisect", "rowmajor"):
+        comp = compile_for_mesh(_graph(name), TARGET, placement)
+        hops[placement] = _run_mesh(comp, feeds, tmp_path).noc_byte_hops
+    assert hops["bisect"] < hops["rowmajor"], hops
+
+
+def _big_gemm_model(path, n=2048):
+    """One Gemm with an n x n f32 weight (16 MiB for n = 2048: twice the test mesh)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((n, n)).astype(np.float32), "W")
+    node = helper.make_node("Gemm", ["x", "W"], ["y"], name="big_gemm")
+    g = helper.make_graph([node], "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_too_big_model_fails_with_the_reason_as_exception(tmp_path):
+    path = str(tmp_path / "big.onnx")
+    _big_gemm_model(path)
+    module = api.import_onnx(path, None, None)
+    with pytest.raises(MeshFitError) as e:
+        compile_for_mesh(module, TARGET)
+    err = e.value
+    assert err.reason == "cores" and err.available == 16 and err.needed > 16
+    assert "big_gemm" in err.op_name or "gemm" in err.op_name
+
+
+def test_too_big_model_nnx_compile_exit_1_one_line_no_outputs(tmp_path, capsys):
+    from nnx.tools.nnx_compile import main
+
+    path = str(tmp_path / "big.onnx")
+    _big_gemm_model(path)
+    out = tmp_path / "prog.s"
+    assert main([path, "--target", TARGET, "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cores needed" in err and "16 available" in err, err
+    assert not out.exists() and not (tmp_path / "prog.data").exists()
+
+
+def test_nnx_compile_writes_a_mesh_program_for_a_mesh_target(tmp_path):
+    from nnx.sim.asm_mesh import read_mesh_program
+    from nnx.tools.nnx_compile import main
+
+    out = tmp_path / "prog.s"
+    assert main([str(model_zoo.get_model("tiny_resnet")), "--input-shape", "input=1x3x32x32",
+                 "--target", TARGET, "-o", str(out)]) == 0
+    mp = read_mesh_program(str(out))  # parses and checks the SEND/RECV pairing
+    assert (mp.width, mp.height) == (4, 4) and (tmp_path / "prog.data").exists()
+    feeds = model_zoo.sample_inputs("tiny_resnet")
+    r = MeshSimulator(mp, load_target(TARGET)).run(feeds)
+    assert r.outputs["logits"].shape == (1, 10)
