@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from nnx.graph_queries import const_value
 from nnx.lowering.errors import LoweringError
 from nnx.lowering.storage import _py, Tensor
 from nnx.sim.isa import Instr, Tile
@@ -149,7 +150,6 @@ def sparse_weight(cx: LoweringContext, op, slots, w: Tensor, box: Box, sp: Spars
 
 def conn_info(cx: LoweringContext, op, conn: SSAValue, weight: SSAValue, layout_in_out: bool) -> SparseInfo:
     from nnx.dialects import sparse as sd
-    from nnx.dialects.graph import ConstantOp
 
     wthr: float | None = None
     nthr: float | None = None
@@ -172,9 +172,9 @@ def conn_info(cx: LoweringContext, op, conn: SSAValue, weight: SSAValue, layout_
             raise LoweringError(f"{op.name}: connection data from {o.name if isinstance(o, Operation) else 'a block argument'} is not supported", op)
     if wthr is None:
         wthr = 0.0
-    value = mask = None
-    if isinstance(weight.owner, ConstantOp):
-        value = np.asarray(weight.owner.numpy_value())
+    mask = None
+    value = const_value(weight)
+    if value is not None:
         mask = np.abs(value) > max(wthr, 0.0)
     return SparseInfo(mask, value, form, wthr, nthr)
 

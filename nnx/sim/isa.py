@@ -52,25 +52,17 @@ from typing import Any
 
 import numpy as np
 
+from nnx.types import dtype_of_name
+
 # --------------------------------------------------------------------------------------
 # Element types
 # --------------------------------------------------------------------------------------
 
 DTYPES: dict[str, np.dtype] = {
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-    "f64": np.dtype(np.float64),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "ui8": np.dtype(np.uint8),
-    "ui16": np.dtype(np.uint16),
-    "ui32": np.dtype(np.uint32),
-    "ui64": np.dtype(np.uint64),
-    "i1": np.dtype(np.bool_),
+    name: dtype_of_name(name)
+    for name in ("f32", "f16", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "i1")
 }
-DTYPE_NAMES: dict[np.dtype, str] = {v: k for k, v in DTYPES.items()}
+"""The element types of the ISA: their names and numpy dtypes (rows of nnx/types.py)."""
 
 CACHE_SPACES = ("N", "W", "O")
 SPACES = CACHE_SPACES + ("S",)
