@@ -1,5 +1,5 @@
 """Compute ops as tiles that fit the caches: slots (double-buffered operand buffers),
-the tile plan (nnx/tiling.py rules, the MPU cost model), and the emission of each
+the tile plan (nnx/tiling/ rules, the MPU cost model), and the emission of each
 tile's LOAD -> MPU/VPU -> STORE with epilogues."""
 
 from __future__ import annotations

@@ -76,11 +76,11 @@ def bias_gemm(cx: LoweringContext, a: SSAValue, w: SSAValue, epi: list):
     """MatMul A[..., K] x W[K, N] followed by an Add of a constant bias along N (the
     Linear layers of exported transformers): the MPU computes it as Gemm(A as
     [M, K], W, bias) -- the bias initialises the accumulators, as Gemm's C and
-    Conv's B already do (seed 000 para. 93: the MPU does the layer, the VPU only
-    what the MPU cannot), instead of a VPU Add pass over the result. Returns (ins,
-    views, out_view, epilogue left) or None. Epilogue ops after the Add stay
-    fused when their other operands can be read through the [M, N] view; the rest
-    are lowered as ops of their own."""
+    Conv's B already do (the MPU does the layer, the VPU only what the MPU cannot;
+    docs/architecture.md, section 7.1), instead of a VPU Add pass over the result.
+    Returns (ins, views, out_view, epilogue left) or None. Epilogue ops after the
+    Add stay fused when their other operands can be read through the [M, N] view;
+    the rest are lowered as ops of their own."""
     from nnx.dialects.graph import AddOp
 
     ws = tuple(w.type.get_shape())

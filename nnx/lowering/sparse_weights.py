@@ -86,10 +86,10 @@ def runtime_mask(cx: LoweringContext, slots, wt: Tile, key, sp: SparseInfo, wacc
 
 
 def sparse_weight(cx: LoweringContext, op, slots, w: Tensor, box: Box, sp: SparseInfo) -> tuple[Tile, Tile]:
-    """The weight tile of `box` in W and its direct-index mask: for constant weights
-    the *compacted* surviving values (1-D) + the connection data, which is all the
-    DMA moves and all the weight cache holds (seed 004 claims 5-6, 21); the MPU
-    then computes on the surviving pairs only."""
+    """The weight tile of `box` in W and its direct-index mask: for constant weights the
+    *compacted* surviving values (1-D) + the connection data, which is all the DMA moves
+    and all the weight cache holds (docs/sparse-mapping.md, section 5); the MPU then
+    computes on the surviving pairs only."""
     S = cx.stream
     key = (w.ident, box)
     ws, wm = slots["w"], slots["wm"]
@@ -126,9 +126,9 @@ def sparse_weight(cx: LoweringContext, op, slots, w: Tensor, box: Box, sp: Spars
     pt = Tile("W", pbuf, (packed.size,), w.dtype)
     if stride.size and "wi" in slots and stride.max() < 2**15 and 2 * stride.size < L:
         # the cheaper transport: the stride index (only the kept weights' distances)
-        # travels and the mapping unit converts it to the direct index the MPU
-        # reads (claims 6, 9-10). Values and index are one constant, moved by one
-        # DMA (one fixed transfer cost instead of two)
+        # travels and the mapping unit converts it to the direct index the MPU reads
+        # (docs/sparse-mapping.md, section 5). Values and index are one constant, moved
+        # by one DMA (one fixed transfer cost instead of two)
         idx = stride.astype(np.int16)
         blob = np.concatenate([packed.view(np.uint8).reshape(-1), idx.view(np.uint8).reshape(-1)])
         bc = cx.store.const_array(blob, "wpk")
