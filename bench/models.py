@@ -3,7 +3,7 @@
 Kept out of git: generated once into cache/bench-models/ (ResNet-50 ~100 MB, BERT-base
 ~440 MB). Needs torch==2.13.0 (CPU, from this machine's disk) and transformers.
 BatchNorm statistics and biases are randomised so exporters keep them as in trained
-models (NOTES.md).
+models (freshly built ones are all 0/1, and exporters then drop or deduplicate them).
 """
 
 from __future__ import annotations

@@ -55,13 +55,8 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     DictionaryAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     IntAttr,
     IntegerAttr,
-    IntegerType,
-    Signedness,
     StringAttr,
     SymbolNameConstraint,
     TensorType,
@@ -85,6 +80,7 @@ from xdsl.traits import HasParent, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from nnx.sim.isa import DTYPES, Instr, Tile, check_instr, check_tile
+from nnx.types import mlir_type_of_name, name_of_type
 
 # --------------------------------------------------------------------------------------
 # Element types and tiles
@@ -92,31 +88,18 @@ from nnx.sim.isa import DTYPES, Instr, Tile, check_instr, check_tile
 
 
 def type_name(t: Attribute) -> str | None:
-    """ISA element-type name of a builtin type (f32, i8, ui16, i1, ...)."""
-    if isinstance(t, Float32Type):
-        return "f32"
-    if isinstance(t, Float16Type):
-        return "f16"
-    if isinstance(t, Float64Type):
-        return "f64"
-    if isinstance(t, IntegerType):
-        w = t.width.data
-        pre = "ui" if t.signedness.data == Signedness.UNSIGNED else "i"
-        name = f"{pre}{w}"
-        return name if name in DTYPES else None
-    return None
+    """ISA element-type name of a builtin type (f32, i8, ui16, i1, ...; the spelling of
+    nnx/types.py), None when the ISA does not support it (`nnx.sim.isa.DTYPES`)."""
+    name = name_of_type(t)
+    return name if name in DTYPES else None
 
 
 def type_of_name(name: str) -> Attribute:
-    if name == "f32":
-        return Float32Type()
-    if name == "f16":
-        return Float16Type()
-    if name == "f64":
-        return Float64Type()
-    if name.startswith("ui"):
-        return IntegerType(int(name[2:]), Signedness.UNSIGNED)
-    return IntegerType(int(name[1:]))
+    """The builtin type of an ISA element-type name; a ValueError for a type the ISA
+    does not support."""
+    if name not in DTYPES:
+        raise ValueError(f"unsupported tile element type {name} (expected one of {', '.join(DTYPES)})")
+    return mlir_type_of_name(name)
 
 
 @irdl_attr_definition

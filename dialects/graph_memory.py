@@ -27,15 +27,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, TensorType, f32
+from xdsl.dialects.builtin import Float32Type, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_result_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from nnx.dialects.graph import GraphOp, string_prop
+from nnx.types import mlir_type_of_name
 
-COMPRESSED_TYPES: dict[str, Attribute] = {"f16": Float16Type(), "bf16": BFloat16Type(), "i8": IntegerType(8)}
-"""Compression `dtype` option -> the element type of the compressed tensor."""
+COMPRESSED_TYPES: dict[str, Attribute] = {name: mlir_type_of_name(name) for name in ("f16", "bf16", "i8")}
+"""Compression `dtype` option -> the element type of the compressed tensor (nnx/types.py)."""
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:

@@ -1,27 +1,29 @@
-"""List scheduling of lowered instructions onto the accelerator's units (seed 000).
+"""List scheduling of lowered instructions onto the accelerator's units
+(docs/architecture.md, section 7.3 "chip-schedule").
 
-Seed 000 (DESIGN.md "000 -- topological order search") observes that on a chip whose
-unit types run in parallel (DAU memory access, MPU matrix, VPU vector) the order in
-which work is issued decides how well the units overlap, and times candidate orders
-with a cost model (T1 = instruction/data read time from bandwidth and volume, T2 =
-compute time from the unit's throughput). `lower-to-chip` emits instructions op by op
-(the graph's order, split into tiles: seed 000's operator splitting); every unit runs
-its own queue in order, so a unit that reaches an instruction whose inputs are late
-stalls although later work in its queue could run.
+The original topological-order search (*A compilation method, apparatus, device and
+storage medium*; docs/topological-order.md, "Problem" and "Method") observes that on a
+chip whose unit types run in parallel (DAU memory access, MPU matrix, VPU vector) the
+order in which work is issued decides how well the units overlap, and times candidate
+orders with a cost model (T1 = instruction/data read time from bandwidth and volume,
+T2 = compute time from the unit's throughput). `lower-to-chip` emits instructions op by op
+(the graph's order, split into tiles like the operator splitting of
+docs/topological-order.md); every unit runs its own queue in order, so a unit that
+reaches an instruction whose inputs are late stalls although later work in its queue
+could run.
 
-`list_schedule` picks one topological order of the *instruction* DAG (nodes: the
-tiles' LOAD/GATHER/CONVERT/MPU/VPU/STORE instructions; edges: the read-after-write,
+`list_schedule` picks one topological order of the *instruction* DAG (nodes: the tiles'
+LOAD/GATHER/CONVERT/MPU/VPU/STORE instructions; edges: the read-after-write,
 write-after-read and write-after-write dependencies on cache byte ranges and storage
 tensors that the lowering recorded) with the target's cost model: it simulates the
-units, and whenever a unit is free it starts, among its instructions whose
-predecessors have all finished, the one with the longest remaining path to the end
-of the program (its upward rank; ties in program order). Each unit's queue is then
-its subsequence of that order. This is list scheduling, not the seed's enumeration or
-sampling of whole orders per subgraph (exponential; the graph-level search belongs to
-a `topo-reorder` pass): it costs O(E log N) for N instructions and E dependencies,
-which matters at hundreds of thousands of tiles. Any topological order is correct
-(the dependencies include buffer reuse), so the simulator's outputs do not change;
-only the cycles do.
+units, and whenever a unit is free it starts, among its instructions whose predecessors
+have all finished, the one with the longest remaining path to the end of the program
+(its upward rank; ties in program order). Each unit's queue is then its subsequence of
+that order. This is list scheduling, not the original's enumeration or sampling of whole
+orders per subgraph (exponential; the graph-level search belongs to a `topo-reorder`
+pass): it costs O(E log N) for N instructions and E dependencies, which matters at
+hundreds of thousands of tiles. Any topological order is correct (the dependencies
+include buffer reuse), so the simulator's outputs do not change; only the cycles do.
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ def upward_ranks(cost: Sequence[int], preds: Sequence[Sequence[int]]) -> list[in
 def makespan(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]], order: Sequence[int]) -> int:
     """Cycles of running `order` (a topological order) on in-order unit queues by the
     cost model: an instruction starts when its unit has finished the previous one of
-    its queue and all its predecessors have finished (seed 000's T2 with the waits)."""
+    its queue and all its predecessors have finished (T2 of docs/topological-order.md,
+    "Method", with the waits)."""
     finish = [0] * len(cost)
     free: dict[str, int] = {}
     end = 0
@@ -113,9 +116,9 @@ def critical_path(units: Sequence[str], cost: Sequence[int], preds: Sequence[Seq
 
 def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequence[int]],
                samples: int = 4) -> tuple[list[int], int, int]:
-    """Seed 000's choice between candidate orders, timed by the cost model: the
-    program order as emitted and the list schedule; returns (order, cycles of the
-    emitted order, cycles of the chosen one)."""
+    """The original's choice between candidate orders (docs/topological-order.md,
+    "Method"), timed by the cost model: the program order as emitted and the list
+    schedule; returns (order, cycles of the emitted order, cycles of the chosen one)."""
     n = len(cost)
     emitted = list(range(n))
     t0 = makespan(units, cost, preds, emitted)
@@ -135,7 +138,7 @@ def best_order(units: Sequence[str], cost: Sequence[int], preds: Sequence[Sequen
     urank = upward_ranks(cost, chained)
     # candidate priorities (higher first): the longest remaining path, with and
     # without the unit sequences; the oldest instruction (out-of-order issue of the
-    # emitted order); and, as seed 000 samples orders at random, `samples` random
+    # emitted order); and, as the original samples orders at random, `samples` random
     # perturbations of the path lengths (seeded: the result is deterministic)
     cands = [rank, urank, [n - i for i in range(n)]]
     rng = random.Random(0)

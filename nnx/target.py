@@ -1,12 +1,15 @@
 """The chip description: one source of truth for passes, the cost model and the simulator.
 
-A target file (TOML, see targets/default.toml and README.md ("The accelerator")) describes the
-accelerator of seed 004 -- storage unit and DMA, instruction cache and instruction
-control unit, mapping unit, input neuron cache, weight cache, operation unit, output
-cache -- with the parallel unit types of seed 000 (DAU memory access, MPU
-matrix/convolution, VPU vector; paragraph 93) whose counts and throughputs drive the
-cost model's T1 (instruction/data read time from the port bandwidth) and T2 (compute
-time from unit counts and throughput; paragraphs 106-109).
+A target file (TOML, see targets/default.toml and README.md ("The accelerator"))
+describes the accelerator of *Neural network operation device and method*
+(docs/architecture.md, section 9) -- storage unit and DMA, instruction cache and
+instruction control unit, mapping unit, input neuron cache, weight cache, operation
+unit, output cache -- with the parallel unit types of *A compilation method, apparatus,
+device and storage medium* (DAU memory access, MPU matrix/convolution, VPU vector) whose
+counts and throughputs drive the cost model's T1 (instruction/data read time from the
+port bandwidth) and T2 (compute time from unit counts and throughput); see
+docs/topological-order.md, "Method", and for the formulas docs/architecture.md,
+section 10.
 
 `load_target(path=None)` returns a frozen `Target`; `None` (or "default") is the
 embedded default -- the text below, identical to targets/default.toml (a test checks
@@ -23,9 +26,11 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-#: Unit types of seed 000 (asm unit names are these plus an index: DAU0, MPU1, ...).
+#: The parallel unit types (docs/architecture.md, section 9); asm unit names are these
+#: plus an index: DAU0, MPU1, ...
 UNIT_TYPES = ("DAU", "MPU", "VPU")
-#: The mapping unit of seed 004 runs its own instruction queue (MAP0, ...).
+#: The mapping unit (docs/sparse-mapping.md, section 5) runs its own instruction queue
+#: (MAP0, ...).
 MAPPING_UNIT = "MAP"
 INDEX_FORMS = ("direct", "stride")
 #: asm address spaces -> cache names of the target file; "S" is the storage unit.
@@ -301,10 +306,10 @@ class Target:
         return cycles / self.clock_hz
 
 
-DEFAULT_TARGET_TOML = """# nnx default target: the sparse neural-network operation device of seed 004 (storage
-# unit, DMA, instruction cache, instruction control unit, mapping unit, input neuron
-# cache, weight cache, operation unit, output cache) with the parallel unit types of
-# seed 000 (DAU memory access, MPU matrix/conv, VPU vector). Every key is required;
+DEFAULT_TARGET_TOML = """# nnx default target: the sparse neural-network operation device (storage unit, DMA,
+# instruction cache, instruction control unit, mapping unit, input neuron cache, weight
+# cache, operation unit, output cache) with parallel unit types (DAU memory access, MPU
+# matrix/conv, VPU vector): docs/architecture.md, section 9. Every key is required;
 # README.md ("The accelerator") documents each one. Sizes are bytes, times are cycles.
 
 [target]
@@ -331,7 +336,7 @@ bytes = 1048576
 [units.DAU]                      # memory access (DMA) queues
 count = 1
 latency_cycles = 0               # issue cost per instruction, on top of the DMA latency
-[units.MPU]                      # matrix/convolution units (operation unit, seed 004)
+[units.MPU]                      # matrix/convolution units (the operation unit)
 count = 1
 macs_per_cycle = 1024
 latency_cycles = 16
@@ -340,7 +345,7 @@ count = 1
 elements_per_cycle = 64
 latency_cycles = 4
 
-[mapping]                        # the mapping unit of seed 004
+[mapping]                        # the mapping unit (docs/sparse-mapping.md, section 5)
 count = 1
 indices_per_cycle = 64
 index_forms = ["direct", "stride"]

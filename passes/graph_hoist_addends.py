@@ -33,15 +33,15 @@ MAX_HOISTED = 16
 
 def _is_matmul(op: Operation) -> bool:
     from nnx.dialects import sparse as sd
-    from nnx.dialects.graph import GraphOp
+    from nnx.dialects.graph import MatMulOp
 
-    return (isinstance(op, GraphOp) and op.ONNX_TYPE == "MatMul") or isinstance(op, sd.MatMulOp)
+    return isinstance(op, (MatMulOp, sd.MatMulOp))
 
 
 def hoist_addends(block: Block) -> None:
     """Move, for each MatMul of `block` in block order, the ops computing its Add's
     other operand before it (see the module docstring)."""
-    from nnx.dialects.graph import GraphOp
+    from nnx.dialects.graph import AddOp
 
     ops = list(block.ops)
     pos = {o: i for i, o in enumerate(ops)}
@@ -52,7 +52,7 @@ def hoist_addends(block: Block) -> None:
         if len(uses) != 1:
             continue
         add = uses[0].operation
-        if not isinstance(add, GraphOp) or add.ONNX_TYPE != "Add":
+        if not isinstance(add, AddOp):
             continue
         other = [x for x in add.onnx_inputs() if x is not mm.results[0]]
         if len(other) != 1 or other[0] is None or not isinstance(other[0].owner, Operation):

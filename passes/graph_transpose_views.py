@@ -6,11 +6,11 @@ permuted strides (docs/architecture.md section 7.1, "On-chip chaining"). That ho
 when
 
 * the result is used, and not returned (graph outputs are stored row-major);
-* every user is a compute op that neither reshapes its operands (Reshape, Flatten,
-  Squeeze, Unsqueeze, Identity, Dropout, the fc/Gemm views of `sparse.fc`) nor copies
-  or gathers them (Concat, Split, Slice, Gather), is no Transpose itself, and no Conv
-  (the Conv tiling reads row-major windows): other graph ops, `sparse.matmul` and
-  `sparse.conv`;
+* every user is a compute op that neither reshapes its operands (the `ViewLike` ops:
+  Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout; the fc/Gemm views of
+  `sparse.fc`) nor copies or gathers them (Concat, Split, Slice, Gather), is no
+  Transpose itself, and no Conv (the Conv tiling reads row-major windows): other
+  graph ops, `sparse.matmul` and `sparse.conv`;
 * the Transpose has no `after` ordering edges.
 
 The pass sets the discardable unit attribute `nnx.view` on each such Transpose
@@ -32,13 +32,19 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
+from nnx.dialects.traits import ViewLike
+
 VIEW_ATTR = "nnx.view"
 """Unit attribute of a `graph.transpose` lowered as a strided view (see the module docstring)."""
 
-# readers that reshape, copy or re-window their operand: they need the Transpose's
-# result row-major
-_NOT_VIEW_READERS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Concat", "Split",
-                               "Slice", "Transpose", "Gather", "Conv"})
+
+def _needs_row_major(reader: Operation) -> bool:
+    """Does graph op `reader` reshape (a `ViewLike` op), copy or re-window (Concat,
+    Split, Slice, Gather, Transpose) or Conv-tile its operand, so that it needs a
+    Transpose's result row-major?"""
+    from nnx.dialects.graph import ConcatOp, ConvOp, GatherOp, SliceOp, SplitOp, TransposeOp
+
+    return reader.has_trait(ViewLike) or isinstance(reader, (ConcatOp, SplitOp, SliceOp, GatherOp, TransposeOp, ConvOp))
 
 
 def is_transpose_view(op: Operation) -> bool:
@@ -46,9 +52,9 @@ def is_transpose_view(op: Operation) -> bool:
     from xdsl.dialects import func as fdialect
 
     from nnx.dialects import sparse as sd
-    from nnx.dialects.graph import GraphOp
+    from nnx.dialects.graph import GraphOp, TransposeOp
 
-    if not isinstance(op, GraphOp) or op.ONNX_TYPE != "Transpose" or op.after:
+    if not isinstance(op, TransposeOp) or op.after:
         return False
     out = op.onnx_outputs()[0]
     if out is None or not out.uses:
@@ -57,7 +63,7 @@ def is_transpose_view(op: Operation) -> bool:
         o = u.operation
         if isinstance(o, (fdialect.ReturnOp, sd.FcOp)):
             return False
-        if isinstance(o, GraphOp) and o.ONNX_TYPE in _NOT_VIEW_READERS:
+        if isinstance(o, GraphOp) and _needs_row_major(o):
             return False
         if not isinstance(o, (GraphOp, sd.MatMulOp, sd.ConvOp)):
             return False

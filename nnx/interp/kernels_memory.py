@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from nnx.interp.kernels import KERNELS, KernelError
-
-_NUMPY = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+from nnx.types import dtype_of_name
 
 
 def swap(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
@@ -30,8 +28,8 @@ def swap(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> list[np.
 def compress(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
     x = np.asarray(inputs[0], dtype=np.float32)
     d = attrs.get("dtype")
-    if d in _NUMPY:
-        return [x.astype(_NUMPY[d])]
+    if d in ("f16", "bf16"):
+        return [x.astype(dtype_of_name(d))]
     if d == "i8":
         m = float(np.max(np.abs(x))) if x.size else 0.0
         scale = np.float32(m / 127.0) if m > 0 and np.isfinite(m) else np.float32(1.0)

@@ -1,5 +1,5 @@
 """Compute ops as tiles that fit the caches: slots (double-buffered operand buffers),
-the tile plan (nnx/tiling.py rules, the MPU cost model), and the emission of each
+the tile plan (nnx/tiling/ rules, the MPU cost model), and the emission of each
 tile's LOAD -> MPU/VPU -> STORE with epilogues."""
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from typing import Any, TYPE_CHECKING
 import numpy as np
 
 from nnx.lowering.cache import Layout, MAX_DEPTH, ROTATE, Slot
-from nnx.lowering.storage import _align, _dtype_name, _NP, _py, ALIGN, Tensor
-from nnx.sim.isa import Instr, MPU_KINDS, Tile
+from nnx.dialects.traits import MatrixCompute
+from nnx.graph_queries import const_value
+from nnx.lowering.storage import _align, _py, ALIGN, chip_dtype_name, Tensor
+from nnx.sim.isa import Instr, Tile
 from nnx.tiling import Box, box_shape, Cost, enumerate_steps, full_box, plan, plan_cost, rule_for, Step, TilingError
+from nnx.types import dtype_of_name
 from nnx.lowering import fusion, sparse_weights
 from nnx.lowering.context import LoweringContext
 from nnx.lowering.residency import box_acc
@@ -22,19 +25,19 @@ if TYPE_CHECKING:
     from nnx.lowering.sparse_weights import SparseInfo
 
 
-PLAN_UNITS = 2  # compute units the MPU tiling is planned for (see ComputeTiling.plan_mpu)
+PLAN_UNITS = 2  # compute units the MPU tiling is planned for (see plan_mpu)
 
 
-def soft(cx: LoweringContext, kind: str = "") -> int:
+def soft(cx: LoweringContext, vector_op: bool = False) -> int:
     """Output elements above which a tile is split although it fits. Default: half
-    the target's `tiling.vpu_elements` for VPU ops when the program is
-    list-scheduled (small vector tiles let the VPU work on one tile while the MPU
-    computes the next, and two tiles of consecutive ops are in flight; measured
-    best of 1, 1/2, 1/4, 1/8 on BERT-style models), 4x it otherwise."""
+    the target's `tiling.vpu_elements` for a VPU compute op (`vector_op`) when the
+    program is list-scheduled (small vector tiles let the VPU work on one tile while
+    the MPU computes the next, and two tiles of consecutive ops are in flight;
+    measured best of 1, 1/2, 1/4, 1/8 on BERT-style models), 4x it otherwise."""
     if cx.max_tile < 0:
         return 0
     if cx.max_tile == 0:
-        if cx.schedule and kind and kind not in MPU_KINDS:
+        if cx.schedule and vector_op:
             return max(1, cx.target.tiling.vpu_elements // 2)
         return 4 * cx.target.tiling.vpu_elements
     return cx.max_tile
@@ -42,8 +45,6 @@ def soft(cx: LoweringContext, kind: str = "") -> int:
 
 def lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse: SparseInfo | None = None,
                   views: dict[int, tuple[int, ...]] | None = None, out_view=None, epilogue=()) -> None:
-    from nnx.dialects.graph import ConstantOp
-
     views = views or {}
     for o in outs:
         cx.store.result_tensor(o)
@@ -74,8 +75,6 @@ def lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse: Spars
 
 
 def _lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse, views, out_view, epilogue) -> None:
-    from nnx.dialects.graph import ConstantOp
-
     caps = cx.residency.work_caps()
     srcs: list[Tensor | None] = []
     for j, v in enumerate(ins):
@@ -85,7 +84,7 @@ def _lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse, view
         if sparse is not None and j == 1 and sparse.weight_value is not None and v not in cx.store.tensors:
             # compacted per tile (sparse_weight): the dense weights never reach storage
             ty = v.type
-            t = Tensor(-1 - len(cx.store.tensors), tuple(ty.get_shape()), _dtype_name(ty), None)  # type: ignore[attr-defined]
+            t = Tensor(-1 - len(cx.store.tensors), tuple(ty.get_shape()), chip_dtype_name(ty), None)  # type: ignore[attr-defined]
             srcs.append(t)
             continue
         t = cx.residency.tensor(v, op)
@@ -97,13 +96,15 @@ def _lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse, view
         dsts[0] = dsts[0].view(out_view)
     const_inputs = {}
     for j, v in enumerate(ins):
-        if v is not None and isinstance(v.owner, ConstantOp):
-            const_inputs[j] = np.asarray(v.owner.numpy_value())
+        c = const_value(v)
+        if c is not None:
+            const_inputs[j] = c
     rule = rule_for(kind, [None if s is None else s.shape for s in srcs], [d.shape for d in dsts], attrs, const_inputs)
-    unit = cx.stream.mpu if kind in MPU_KINDS else cx.stream.vpu
+    mpu = op.has_trait(MatrixCompute)  # computed by the matrix unit (else the vector unit)
+    unit = cx.stream.mpu if mpu else cx.stream.vpu
     nb = 2 if cx.double_buffer else 1
-    isz = [0 if s is None else np.dtype(_NP[s.dtype]).itemsize for s in srcs]
-    osz = [np.dtype(_NP[d.dtype]).itemsize for d in dsts]
+    isz = [0 if s is None else dtype_of_name(s.dtype).itemsize for s in srcs]
+    osz = [dtype_of_name(d.dtype).itemsize for d in dsts]
     space = ["N" if j == 0 else "W" for j in range(len(srcs))]
 
     def slot_bytes(steps: list[Step]):
@@ -168,18 +169,18 @@ def _lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse, view
         return tot
 
     steps = None
-    if kind in MPU_KINDS and cx.max_tile == 0 and (rule.axes or rule.k_extent):
+    if mpu and cx.max_tile == 0 and (rule.axes or rule.k_extent):
         steps = plan_mpu(cx, rule, srcs, dsts, sparse, need, caps)
-    if steps is None and kind not in MPU_KINDS:
+    if steps is None and not mpu:
         steps = follow_tiles(cx, rule, ins, srcs, dsts, need, caps)
     if steps is None:
         try:
-            steps = plan(rule, need, caps, soft(cx, kind))
+            steps = plan(rule, need, caps, soft(cx, vector_op=not mpu))
         except TilingError:
             if nb == 1:
                 raise
             nb = 1  # single buffering: no DMA/compute overlap, but smaller tiles fit
-            steps = plan(rule, need, caps, soft(cx, kind))
+            steps = plan(rule, need, caps, soft(cx, vector_op=not mpu))
     if len(dsts) == 1 and dsts[0].resident and steps and steps[0].outputs:
         cx.residency.tile_shape[cx.residency.rootof(outs[0])] = box_shape(steps[0].outputs[0])
     sizes = slot_bytes(steps)
@@ -247,8 +248,8 @@ def plan_mpu(cx: LoweringContext, rule, srcs, dsts, sparse, need, caps):
     """Cost-based tiling of an MPU op (nnx.tiling.plan_cost): the loop order and
     tile sizes with the fewest DMA cycles and the best DMA/compute overlap."""
     t = cx.target
-    isz = [0 if s is None else np.dtype(_NP[s.dtype]).itemsize for s in srcs]
-    osz = [np.dtype(_NP[d.dtype]).itemsize for d in dsts]
+    isz = [0 if s is None else dtype_of_name(s.dtype).itemsize for s in srcs]
+    osz = [dtype_of_name(d.dtype).itemsize for d in dsts]
     dens = 1.0
     if sparse is not None and sparse.weight_mask is not None:
         dens = sparse.density
@@ -346,7 +347,7 @@ def emit_steps(cx: LoweringContext, op, kind, unit, srcs, dsts, steps, slots, sp
                 tiles.append(None)
                 continue
             if j in st.consts:
-                src = cx.store.const_array(np.asarray(st.consts[j]).astype(_NP[s.dtype]), "p")
+                src = cx.store.const_array(np.asarray(st.consts[j]).astype(dtype_of_name(s.dtype)), "p")
                 box = full_box(src.shape)
                 key = ("c", src.ident)
             else:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from nnx.graph_queries import const_value
 from nnx.lowering.cache import Layout, Slot
-from nnx.lowering.storage import _align, _NP, Tensor
+from nnx.lowering.storage import _align, Tensor
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import box_shape, CopyRule, full_box, plan
+from nnx.types import dtype_of_name
 from nnx.lowering import compute
 from nnx.lowering.context import LoweringContext
 from nnx.lowering.residency import box_acc
@@ -28,7 +28,7 @@ def copy(cx: LoweringContext, src: Tensor, dst: Tensor, shape, src_off, src_step
         )
         return
     rule = CopyRule(shape, src_off, src_step, dst_off)
-    isz = np.dtype(_NP[src.dtype]).itemsize
+    isz = dtype_of_name(src.dtype).itemsize
     nb = 2 if cx.double_buffer else 1
 
     def need(steps):
@@ -79,8 +79,6 @@ def lower_split(cx: LoweringContext, op, ins, outs, attrs) -> None:
 
 
 def lower_slice(cx: LoweringContext, op, ins, outs, attrs) -> bool:
-    from nnx.dialects.graph import ConstantOp
-
     src = cx.residency.tensor(ins[0], op)
     r = len(src.shape)
     vals = []
@@ -88,9 +86,10 @@ def lower_slice(cx: LoweringContext, op, ins, outs, attrs) -> bool:
         if v is None:
             vals.append(None)
             continue
-        if not isinstance(v.owner, ConstantOp):
+        c = const_value(v)
+        if c is None:
             return False
-        vals.append([int(x) for x in np.asarray(v.owner.numpy_value()).reshape(-1)])
+        vals.append([int(x) for x in c.reshape(-1)])
     while len(vals) < 4:
         vals.append(None)
     starts, ends, axes, steps = vals

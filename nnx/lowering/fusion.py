@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import math
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
-from nnx.lowering.storage import _py, ALIAS_KINDS, Tensor
+from nnx.dialects.traits import Elementwise
+from nnx.graph_queries import constant_op
+from nnx.lowering.storage import _py, Tensor
 from nnx.lowering.context import LoweringContext
 
 
@@ -19,8 +21,7 @@ def epilogue_chain(cx: LoweringContext, op, outs) -> list:
     the previous result, keeps its shape and type, and its other inputs are
     constants or tensors already computed (read by broadcasting: a bias, the
     shortcut of a residual add)."""
-    from nnx.dialects.graph import ConstantOp, GraphOp
-    from nnx.tiling import ELEMENTWISE
+    from nnx.dialects.graph import GraphOp
 
     chain = []
     v = outs[0]
@@ -29,7 +30,7 @@ def epilogue_chain(cx: LoweringContext, op, outs) -> list:
         if len(uses) != 1:
             break
         user = uses[0].operation
-        if not isinstance(user, GraphOp) or user.ONNX_TYPE not in ELEMENTWISE or user.ONNX_TYPE == "Dropout":
+        if not isinstance(user, GraphOp) or not user.has_trait(Elementwise):
             break
         if v in cx.returned:
             break
@@ -46,7 +47,7 @@ def epilogue_chain(cx: LoweringContext, op, outs) -> list:
                 continue
             # constants, or tensors already in storage when `op` runs (e.g. the
             # shortcut of a residual add)
-            if not isinstance(x.owner, ConstantOp) and x not in cx.store.tensors:
+            if constant_op(x) is None and x not in cx.store.tensors:
                 ok = False
                 break
             xs = tuple(x.type.get_shape())
@@ -75,23 +76,23 @@ def bias_gemm(cx: LoweringContext, a: SSAValue, w: SSAValue, epi: list):
     """MatMul A[..., K] x W[K, N] followed by an Add of a constant bias along N (the
     Linear layers of exported transformers): the MPU computes it as Gemm(A as
     [M, K], W, bias) -- the bias initialises the accumulators, as Gemm's C and
-    Conv's B already do (seed 000 para. 93: the MPU does the layer, the VPU only
-    what the MPU cannot), instead of a VPU Add pass over the result. Returns (ins,
-    views, out_view, epilogue left) or None. Epilogue ops after the Add stay
-    fused when their other operands can be read through the [M, N] view; the rest
-    are lowered as ops of their own."""
-    from nnx.dialects.graph import ConstantOp
+    Conv's B already do (the MPU does the layer, the VPU only what the MPU cannot;
+    docs/architecture.md, section 7.1), instead of a VPU Add pass over the result.
+    Returns (ins, views, out_view, epilogue left) or None. Epilogue ops after the
+    Add stay fused when their other operands can be read through the [M, N] view;
+    the rest are lowered as ops of their own."""
+    from nnx.dialects.graph import AddOp
 
     ws = tuple(w.type.get_shape())
     xs = tuple(a.type.get_shape())
-    if len(ws) != 2 or len(xs) < 2 or not epi or epi[0][1] != "Add":
+    if len(ws) != 2 or len(xs) < 2 or not epi or not isinstance(epi[0][0], AddOp):
         return None
     if cx.store.storage(a).strides is not None:
         return None  # a Transpose view cannot be reshaped to [M, K]
     k, n = ws
     user, _, uins, pos, _ = epi[0]
     b = uins[1 - pos]
-    if b is None or not isinstance(b.owner, ConstantOp) or b.type.element_type != w.type.element_type:
+    if constant_op(b) is None or b.type.element_type != w.type.element_type:
         return None
     bs = tuple(b.type.get_shape())
     if not bs or bs[-1] != n or any(d != 1 for d in bs[:-1]):
@@ -132,7 +133,9 @@ def acc_init(cx: LoweringContext, a: SSAValue, b: SSAValue, epi: list):
     attention mask added to the scores, a residual): the MPU starts the
     accumulators from it (MatMul's optional C, as Gemm's C), no VPU pass. Returns
     (ins, epilogue left) or None."""
-    if not epi or epi[0][1] != "Add":
+    from nnx.dialects.graph import AddOp
+
+    if not epi or not isinstance(epi[0][0], AddOp):
         return None
     user, _, uins, pos, _ = epi[0]
     c = uins[1 - pos]

@@ -6,13 +6,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
-from nnx.graph_queries import sole_user
+from nnx.graph_queries import constant_op, sole_user
 from nnx.lowering.cache import Layout, Slot
-from nnx.lowering.storage import _dtype_name, _NP, _py, Tensor
+from nnx.lowering.storage import _py, chip_dtype_name, Tensor
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import box_shape, full_box
+from nnx.types import dtype_of_name
 from nnx.lowering import compute, fusion, sparse_weights
 from nnx.lowering.context import LoweringContext
 from nnx.lowering.residency import box_acc
@@ -22,14 +21,14 @@ from nnx.lowering.storage import broadcast_box
 def conv_parts(cx: LoweringContext, op):
     """(input, weight, bias, attrs, sparse info) of a graph or sparse Conv, else None."""
     from nnx.dialects import sparse as sd
-    from nnx.dialects.graph import GraphOp
+    from nnx.dialects.graph import ConvOp
 
     if isinstance(op, sd.ConvOp):
         info = sparse_weights.conn_info(cx, op, op.conn, op.weight, False)
         if info.neuron_threshold is not None or info.weight_value is None:
             return None
         return op.input, op.weight, op.bias, {k: _py(v) for k, v in op.conv_params().items()}, info, op.output
-    if isinstance(op, GraphOp) and op.ONNX_TYPE == "Conv":
+    if isinstance(op, ConvOp):
         ins = op.onnx_inputs()
         outs = op.onnx_outputs()
         if len(outs) != 1 or len(ins) < 2:
@@ -48,8 +47,6 @@ def try_group_chain(cx: LoweringContext, op) -> bool:
     intermediates ever leaving the chip: A[g] (all of A's input, g output channels)
     into the output cache, B[g] (depthwise: only those channels) into the neuron
     cache, and C accumulating the chunk g of its reduction (acc) into its output."""
-    from nnx.dialects.graph import ConstantOp
-
     if not cx.chain:
         return False
     pa = conv_parts(cx, op)
@@ -88,9 +85,9 @@ def try_group_chain(cx: LoweringContext, op) -> bool:
         return fail()  # resident chaining handles it
     for p in (pa, pb, pc):
         for v in p[:3]:
-            if v is not None and _dtype_name(v.type) != "f32":
+            if v is not None and chip_dtype_name(v.type) != "f32":
                 return fail()
-        if not isinstance(p[1].owner, ConstantOp) or (p[2] is not None and not isinstance(p[2].owner, ConstantOp)):
+        if constant_op(p[1]) is None or (p[2] is not None and constant_op(p[2]) is None):
             return fail()
     epc = fusion.epilogue_chain(cx, opc, [pc[5]])
     undo += epc
@@ -103,7 +100,7 @@ def try_group_chain(cx: LoweringContext, op) -> bool:
 
 
 def storage_bytes(cx: LoweringContext, v) -> int:
-    return math.prod(v.type.get_shape()) * np.dtype(_NP[_dtype_name(v.type)]).itemsize
+    return math.prod(v.type.get_shape()) * dtype_of_name(chip_dtype_name(v.type)).itemsize
 
 
 def emit_group_chain(cx: LoweringContext, opa, A, B, C) -> bool:

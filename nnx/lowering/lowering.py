@@ -19,7 +19,7 @@ from nnx.lowering import compute, data_movement, fusion, group_chain, sparse_wei
 from nnx.lowering.context import LoweringContext
 from nnx.lowering.deps import ACCESS_ATTR, format_accesses, SEQ_ATTR
 from nnx.lowering.errors import LoweringError
-from nnx.lowering.storage import _dtype_name, _py, ALIAS_KINDS, Tensor
+from nnx.lowering.storage import _py, chip_dtype_name, is_alias, Tensor
 from nnx.sim.isa import Tile
 from nnx.tiling import TilingError
 
@@ -43,6 +43,7 @@ def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool
     (instruction, reads, writes) in program order). Raises `LoweringError`."""
     from xdsl.dialects import func as fdialect
 
+    from nnx.dialects import sparse as sd
     from nnx.dialects.graph import ConstantOp, GraphOp
 
     cx = LoweringContext.create(target, double_buffer, max_tile, chain, schedule)
@@ -52,7 +53,7 @@ def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool
         cx.returned.update(ret.arguments)
     inputs: list[tuple[str, Tensor]] = []
     for arg, name in zip(block.args, _names(func.arg_attrs, len(block.args), "arg")):
-        t = cx.store.allocate(tuple(arg.type.get_shape()), _dtype_name(arg.type), "input")  # type: ignore[attr-defined]
+        t = cx.store.allocate(tuple(arg.type.get_shape()), chip_dtype_name(arg.type), "input")  # type: ignore[attr-defined]
         cx.store.tensors[arg] = t
         inputs.append((cx.store.fresh(name), t))
     # the outputs' names are reserved before any constant is named (a constant must
@@ -72,7 +73,7 @@ def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool
                 outputs.append((out_names[i], cx.store.storage(v, op)))
             continue
         try:
-            if op.name.startswith("sparse."):
+            if isinstance(op, tuple(sd.SPARSE_OPS)):
                 sparse_weights.lower_sparse(cx, op)
             elif isinstance(op, GraphOp):
                 lower_graph(cx, op)
@@ -103,7 +104,9 @@ def lower_graph(cx: LoweringContext, op) -> None:
     """One graph op: a view (Transpose, aliases), data movement, a grouped channel
     chain, or a compute op with what fuses into it (bias-Gemm, accumulator init,
     epilogues)."""
-    kind = op.ONNX_TYPE
+    from nnx.dialects.graph import ConcatOp, ConvOp, GatherOp, MatMulOp, SliceOp, SplitOp
+
+    kind = op.ONNX_TYPE  # the tiling rule and instruction of the op (nnx.tiling.rule_for)
     ins = op.onnx_inputs()
     outs = op.onnx_outputs()
     attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
@@ -116,7 +119,7 @@ def lower_graph(cx: LoweringContext, op) -> None:
         cx.store.tensors[outs[0]] = src.permuted(perm)
         return
     # aliases: same bytes, new shape
-    if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)):
+    if is_alias(op):
         src = cx.store.storage(ins[0], op)  # the storage view; residency goes by the root
         for o in outs[:1]:
             cx.store.tensors[o] = src.view(tuple(o.type.get_shape()))
@@ -127,24 +130,25 @@ def lower_graph(cx: LoweringContext, op) -> None:
     for v in ins:
         if v is not None:
             cx.residency.tensor(v, op)
-    if kind == "Concat":
+    if isinstance(op, ConcatOp):
         return data_movement.lower_concat(cx, op, ins, outs, attrs)
-    if kind == "Split":
+    if isinstance(op, SplitOp):
         return data_movement.lower_split(cx, op, ins, outs, attrs)
-    if kind == "Slice" and data_movement.lower_slice(cx, op, ins, outs, attrs):
+    if isinstance(op, SliceOp) and data_movement.lower_slice(cx, op, ins, outs, attrs):
         return
-    if kind == "Gather" and data_movement.lower_gather(cx, op, ins, outs, attrs):
+    if isinstance(op, GatherOp) and data_movement.lower_gather(cx, op, ins, outs, attrs):
         return
-    if kind == "Conv" and group_chain.try_group_chain(cx, op):
+    if isinstance(op, ConvOp) and group_chain.try_group_chain(cx, op):
         return
     epi = fusion.epilogue_chain(cx, op, outs) if len(outs) == 1 else []
-    bg = fusion.bias_gemm(cx, ins[0], ins[1], epi) if kind == "MatMul" else None
+    matmul = isinstance(op, MatMulOp)
+    bg = fusion.bias_gemm(cx, ins[0], ins[1], epi) if matmul else None
     if bg is not None:
         gins, views, out_view, rest = bg
         last = rest[-1][0] if rest else epi[0][0]
         compute.lower_compute(cx, op, "Gemm", gins, [last.onnx_outputs()[0]], {}, None, views, out_view, epilogue=rest)
         return
-    ai = fusion.acc_init(cx, ins[0], ins[1], epi) if kind == "MatMul" and cx.schedule else None
+    ai = fusion.acc_init(cx, ins[0], ins[1], epi) if matmul and cx.schedule else None
     if ai is not None:
         mins, rest = ai
         last = rest[-1][0] if rest else epi[0][0]

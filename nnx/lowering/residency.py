@@ -7,7 +7,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from nnx.lowering.cache import CacheHeap
-from nnx.lowering.storage import _align, ALIAS_KINDS, StorageAllocator, Tensor
+from nnx.lowering.storage import _align, is_alias, StorageAllocator, Tensor
 from nnx.lowering.stream import InstructionStream
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import Box, full_box
@@ -55,7 +55,7 @@ class Residency:
     def liveness(self, block, views: set) -> None:
         """Roots of alias chains, the op indices that read each root, and the roots that
         must reach storage (graph outputs). `views`: the Transpose ops lowered as
-        strided views (aliases too; fusion.transpose_view)."""
+        strided views (aliases too; passes/graph_transpose_views.py)."""
         from xdsl.dialects import func as fdialect
 
         from nnx.dialects.graph import GraphOp
@@ -67,10 +67,9 @@ class Residency:
                 self.must_store.update(self.rootof(v) for v in op.arguments)
                 continue
             if isinstance(op, GraphOp):
-                kind = op.ONNX_TYPE
-                outs = op.onnx_outputs()
-                if kind in ALIAS_KINDS or (kind == "Dropout" and (len(outs) == 1 or not outs[1].uses)) or op in views:
+                if is_alias(op) or op in views:
                     ins = op.onnx_inputs()
+                    outs = op.onnx_outputs()
                     if ins and ins[0] is not None and outs and outs[0] is not None:
                         # an alias reads nothing: its readers read the root
                         self.root[outs[0]] = self.rootof(ins[0])

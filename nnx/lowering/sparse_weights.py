@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from nnx.graph_queries import const_value
 from nnx.lowering.errors import LoweringError
 from nnx.lowering.storage import _py, Tensor
 from nnx.sim.isa import Instr, Tile
@@ -85,10 +86,10 @@ def runtime_mask(cx: LoweringContext, slots, wt: Tile, key, sp: SparseInfo, wacc
 
 
 def sparse_weight(cx: LoweringContext, op, slots, w: Tensor, box: Box, sp: SparseInfo) -> tuple[Tile, Tile]:
-    """The weight tile of `box` in W and its direct-index mask: for constant weights
-    the *compacted* surviving values (1-D) + the connection data, which is all the
-    DMA moves and all the weight cache holds (seed 004 claims 5-6, 21); the MPU
-    then computes on the surviving pairs only."""
+    """The weight tile of `box` in W and its direct-index mask: for constant weights the
+    *compacted* surviving values (1-D) + the connection data, which is all the DMA moves
+    and all the weight cache holds (docs/sparse-mapping.md, section 5); the MPU then
+    computes on the surviving pairs only."""
     S = cx.stream
     key = (w.ident, box)
     ws, wm = slots["w"], slots["wm"]
@@ -125,9 +126,9 @@ def sparse_weight(cx: LoweringContext, op, slots, w: Tensor, box: Box, sp: Spars
     pt = Tile("W", pbuf, (packed.size,), w.dtype)
     if stride.size and "wi" in slots and stride.max() < 2**15 and 2 * stride.size < L:
         # the cheaper transport: the stride index (only the kept weights' distances)
-        # travels and the mapping unit converts it to the direct index the MPU
-        # reads (claims 6, 9-10). Values and index are one constant, moved by one
-        # DMA (one fixed transfer cost instead of two)
+        # travels and the mapping unit converts it to the direct index the MPU reads
+        # (docs/sparse-mapping.md, section 5). Values and index are one constant, moved
+        # by one DMA (one fixed transfer cost instead of two)
         idx = stride.astype(np.int16)
         blob = np.concatenate([packed.view(np.uint8).reshape(-1), idx.view(np.uint8).reshape(-1)])
         bc = cx.store.const_array(blob, "wpk")
@@ -149,7 +150,6 @@ def sparse_weight(cx: LoweringContext, op, slots, w: Tensor, box: Box, sp: Spars
 
 def conn_info(cx: LoweringContext, op, conn: SSAValue, weight: SSAValue, layout_in_out: bool) -> SparseInfo:
     from nnx.dialects import sparse as sd
-    from nnx.dialects.graph import ConstantOp
 
     wthr: float | None = None
     nthr: float | None = None
@@ -172,9 +172,9 @@ def conn_info(cx: LoweringContext, op, conn: SSAValue, weight: SSAValue, layout_
             raise LoweringError(f"{op.name}: connection data from {o.name if isinstance(o, Operation) else 'a block argument'} is not supported", op)
     if wthr is None:
         wthr = 0.0
-    value = mask = None
-    if isinstance(weight.owner, ConstantOp):
-        value = np.asarray(weight.owner.numpy_value())
+    mask = None
+    value = const_value(weight)
+    if value is not None:
         mask = np.abs(value) > max(wthr, 0.0)
     return SparseInfo(mask, value, form, wthr, nthr)
 

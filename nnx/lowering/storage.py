@@ -24,18 +24,28 @@ import numpy as np
 
 from nnx.sim.isa import Tile
 from nnx.tiling import Box, box_shape
+from nnx.types import dtype_of_name
 
 ALIGN = 64
 """Storage (and cache slot) alignment in bytes: chip-allocate starts every buffer on it."""
 
-ALIAS_KINDS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
+
+def is_alias(op) -> bool:
+    """Is graph op `op` lowered as an alias of its operand 0 (no instruction; its result
+    is a view of the operand's storage)? A `ViewLike` op (dialects/traits.py) whose other
+    results are unused: an inference Dropout only when its mask is not read."""
+    from nnx.dialects.traits import ViewLike
+
+    return op.has_trait(ViewLike) and all(r is None or not r.uses for r in op.onnx_outputs()[1:])
 
 
 def _align(n: int, a: int = ALIGN) -> int:
     return (n + a - 1) // a * a
 
 
-def _dtype_name(t) -> str:
+def chip_dtype_name(t) -> str:
+    """The element-type name (`f32`, `i8`, ...; nnx/types.py) of tensor type `t`; a
+    ValueError when the chip does not support it (dialects/chip.py `type_name`)."""
     from nnx.dialects.chip import type_name
 
     name = type_name(t.element_type)
@@ -113,7 +123,7 @@ class Tensor:
 
     @property
     def itemsize(self) -> int:
-        return np.dtype(_NP[self.dtype]).itemsize
+        return dtype_of_name(self.dtype).itemsize
 
     @property
     def nbytes(self) -> int:
@@ -191,7 +201,7 @@ class StorageAllocator:
 
     def allocate(self, shape, dtype: str, kind: str) -> Tensor:
         """A new buffer for a tensor of `shape` x `dtype` (at least one byte)."""
-        nbytes = max(math.prod(shape) * np.dtype(_NP[dtype]).itemsize, 1)
+        nbytes = max(math.prod(shape) * dtype_of_name(dtype).itemsize, 1)
         buf = StorageBuffer(f"t{len(self.buffers)}", nbytes, kind)
         self.buffers.append(buf)
         return Tensor(0, tuple(shape), dtype, buf.name)
@@ -204,7 +214,6 @@ class StorageAllocator:
 
     def const_array(self, arr: np.ndarray, hint: str = "c") -> Tensor:
         """A constant holding `arr` (deduplicated by value)."""
-        from nnx.dialects.chip import type_name
         from nnx.dialects.graph import dense_attr
         from nnx.resources import register_array
 
@@ -214,7 +223,7 @@ class StorageAllocator:
         if t is not None:
             return t
         attr = dense_attr(arr) if arr.size <= 16 else register_array(arr, hint=hint)
-        dt = type_name(attr.get_type().element_type)
+        dt = chip_dtype_name(attr.get_type())
         t = self.constant(attr, arr.shape, dt, hint)
         self.const_cache[key] = t
         return t
@@ -227,31 +236,25 @@ class StorageAllocator:
         t = self.tensors.get(v)
         if t is not None:
             return t
-        from nnx.dialects.graph import ConstantOp
+        from nnx.graph_queries import constant_op
         from nnx.lowering.errors import LoweringError
 
-        owner = v.owner
-        if isinstance(owner, ConstantOp):
+        owner = constant_op(v)
+        if owner is not None:
             ty = v.type
             hint = "w"
             loc = getattr(owner, "location", None)
             m = re.fullmatch(r'loc\("([^"]+)"\)', str(loc)) if loc is not None else None
             if m:
                 hint = m.group(1)
-            t = self.constant(owner.value, tuple(ty.get_shape()), _dtype_name(ty), hint)
+            t = self.constant(owner.value, tuple(ty.get_shape()), chip_dtype_name(ty), hint)
             self.tensors[v] = t
             return t
         raise LoweringError(f"operand of {op.name if op else 'an op'} has no storage", op)
 
     def result_tensor(self, v) -> Tensor:
         """A new intermediate buffer for the result `v`."""
-        t = self.allocate(tuple(v.type.get_shape()), _dtype_name(v.type), "intermediate")
+        t = self.allocate(tuple(v.type.get_shape()), chip_dtype_name(v.type), "intermediate")
         self.tensors[v] = t
         return t
 
-
-_NP = {
-    "f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "i16": np.int16,
-    "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
-    "ui64": np.uint64, "i1": np.bool_,
-}

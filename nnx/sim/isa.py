@@ -1,4 +1,4 @@
-"""The instruction set of the nnx accelerator (seed 004's device, seed 000's units).
+"""The instruction set of the nnx accelerator (docs/architecture.md, sections 8 and 9).
 
 This module is the ISA's single definition, without xDSL: the `chip` dialect
 (dialects/chip.py) verifies its ops with `check_instr`, the assembler (asm.py) parses
@@ -6,33 +6,33 @@ and prints `Instr` objects, and the simulator decodes them into micro-instructio
 
 Units (one instruction queue each; names are the type plus an index, e.g. `MPU0`):
 
-* `DAU`  memory access (seed 000 para. 93; seed 004's DMA, claim 2): LOAD, STORE, MOVE,
+* `DAU`  memory access (the DMA between storage and the caches): LOAD, STORE, MOVE,
   and GATHER (indirect DMA: the rows of a storage tensor named by an index tile in a
   cache, e.g. the rows of an embedding table a Gather reads).
-* `MPU`  matrix/convolution part of seed 004's operation unit: one ONNX kind per
+* `MPU`  matrix/convolution part of the operation unit: one ONNX kind per
   instruction (Conv, ConvTranspose, MatMul, Gemm, MatMulInteger, ConvInteger,
   QLinearConv, QLinearMatMul) on tiles, optionally sparse through direct-index masks
-  built by the mapping unit (claims 1, 5, 12: one unit does sparse and dense).
+  built by the mapping unit (one unit does sparse and dense; docs/sparse-mapping.md,
+  section 5).
 * `VPU`  vector part of the operation unit: any other ONNX kind evaluated by
   `nnx.interp.kernels.run_kernel` on tiles, and FILL.
-* `MAP`  the mapping unit of seed 004 (claims 5-10): CONN (build connection data),
-  CONVERT (direct <-> stride), COMBINE (AND / stride intersection), EXPAND and COMPACT
-  (select the surviving elements).
+* `MAP`  the mapping unit (docs/sparse-mapping.md, section 5): CONN (build connection
+  data), CONVERT (direct <-> stride), COMBINE (AND / stride intersection), EXPAND and
+  COMPACT (select the surviving elements).
 * any unit: SIGNAL/WAIT on named counting tokens (explicit synchronisation; a unit
   waits only on its dependencies).
 
-Address spaces: `N` input neuron cache, `W` weight cache, `O` output cache (seed 004
-claim 3), `S` the off-chip storage unit. Addresses are byte offsets; strides are in
-elements. Connection data live in caches as tiles in the storage forms of
-`nnx.connection_data` (the sparse dialect's): one string per index of the leading
-dimensions, along the last axis. A *direct index* is a `ui8` (or `i1`) tile, 1 where
-|x| > threshold; a *stride index* is an `i32` tile of the same shape, left-packed
-distances between consecutive kept positions (the first measured from position 0),
-padded with -1.
+Address spaces: `N` input neuron cache, `W` weight cache, `O` output cache, `S` the
+off-chip storage unit. Addresses are byte offsets; strides are in elements. Connection
+data live in caches as tiles in the storage forms of `nnx.connection_data` (the sparse
+dialect's): one string per index of the leading dimensions, along the last axis. A
+*direct index* is a `ui8` (or `i1`) tile, 1 where |x| > threshold; a *stride index* is
+an `i32` tile of the same shape, left-packed distances between consecutive kept
+positions (the first measured from position 0), padded with -1.
 
 Operands of MPU and VPU instructions (sources, destinations, `nmask`/`wmask`) may be in
 *any* cache: N, W or O. In particular a result left in the output cache by one
-instruction is read there by the next one (the caches of seed 004 are separate
+instruction is read there by the next one (the device's caches are separate
 buffers, not FIFOs into fixed ports), which is how `lower-to-chip` chains ops on chip
 without a STORE/LOAD round trip through storage; no MOVE O -> N is needed for that.
 Reading a cache costs no extra cycles (the compute formulas count elements, not the
@@ -52,25 +52,17 @@ from typing import Any
 
 import numpy as np
 
+from nnx.types import dtype_of_name
+
 # --------------------------------------------------------------------------------------
 # Element types
 # --------------------------------------------------------------------------------------
 
 DTYPES: dict[str, np.dtype] = {
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-    "f64": np.dtype(np.float64),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "ui8": np.dtype(np.uint8),
-    "ui16": np.dtype(np.uint16),
-    "ui32": np.dtype(np.uint32),
-    "ui64": np.dtype(np.uint64),
-    "i1": np.dtype(np.bool_),
+    name: dtype_of_name(name)
+    for name in ("f32", "f16", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "i1")
 }
-DTYPE_NAMES: dict[np.dtype, str] = {v: k for k, v in DTYPES.items()}
+"""The element types of the ISA: their names and numpy dtypes (rows of nnx/types.py)."""
 
 CACHE_SPACES = ("N", "W", "O")
 SPACES = CACHE_SPACES + ("S",)
@@ -533,8 +525,9 @@ _CHECKS = {
 def is_packed(ins: Instr) -> bool:
     """True when an MPU instruction's weights (source #1) are *compacted*: a 1-D tile of
     the surviving values in row-major order of `wmask`, the direct index over the dense
-    weight tile (seed 004: the weight cache holds only the surviving weights and their
-    connection data; the MPU computes on the surviving pairs only)."""
+    weight tile (docs/sparse-mapping.md, section 5: the weight cache holds only the
+    surviving weights and their connection data; the MPU computes on the surviving
+    pairs only)."""
     wm = ins.opts.get("wmask")
     if not isinstance(wm, Tile) or len(ins.srcs) < 2 or ins.srcs[1] is None:
         return False

@@ -1,4 +1,5 @@
-"""Memories of the simulated device: the storage unit and the three caches (seed 004).
+"""Memories of the simulated device: the storage unit and the three caches
+(docs/architecture.md, section 9).
 
 Each memory is a flat byte array; a `Tile` becomes a numpy view of it (typed,
 reshaped, strided), created once when an instruction is decoded, so executing an
@@ -62,7 +63,7 @@ class Memory:
 
 
 class StorageUnit(Memory):
-    """The off-chip storage unit: input data, weights, results (seed 004 claim 1).
+    """The off-chip storage unit: input data, weights, results.
     Sized to the program's `.storage` (never above the target's storage.bytes)."""
 
     kind = "storage"
@@ -76,21 +77,21 @@ class Cache(Memory):
 
 
 class InputNeuronCache(Cache):
-    """First input cache: (processed) input neurons (seed 004 claims 3-4)."""
+    """First input cache: (processed) input neurons."""
 
     def __init__(self, nbytes: int):
         super().__init__("N", "neuron cache", nbytes)
 
 
 class WeightCache(Cache):
-    """Second input cache: (processed) weights (seed 004 claims 3-4)."""
+    """Second input cache: (processed) weights."""
 
     def __init__(self, nbytes: int):
         super().__init__("W", "weight cache", nbytes)
 
 
 class OutputCache(Cache):
-    """Caches the operation results (seed 004 claim 1)."""
+    """Caches the operation results."""
 
     def __init__(self, nbytes: int):
         super().__init__("O", "output cache", nbytes)

@@ -1,16 +1,17 @@
-"""The reference simulator: the device of seed 004 running an assembled program.
+"""The reference simulator: the device of docs/architecture.md, section 9, running an
+assembled program.
 
 Functional model: every instruction is decoded once (units.py) into a micro-instruction
 bound to numpy views of the storage unit and caches (memory.py); executing it is one
 vectorised numpy call on a tile.
 
-Timing model (seed 000's cost model made executable): every unit (DAU<i>, MPU<i>,
-VPU<i>, MAP<i>) has its own in-order queue and clock. An instruction starts when its
-unit is free, it has been fetched (instruction cache, fetch bandwidth), and -- for
-WAIT -- when a matching SIGNAL has been issued; it then takes the cycles of its unit
-(DMA: latency + bytes / bandwidth; MPU: MACs / MACs-per-cycle; VPU: elements /
-elements-per-cycle; MAP: indices / indices-per-cycle). Units wait only on their
-dependencies, so the total is the latest end time, not the sum of busy times.
+Timing model (the cost model of docs/architecture.md, section 10, made executable):
+every unit (DAU<i>, MPU<i>, VPU<i>, MAP<i>) has its own in-order queue and clock. An
+instruction starts when its unit is free, it has been fetched (instruction cache, fetch
+bandwidth), and -- for WAIT -- when a matching SIGNAL has been issued; it then takes the
+cycles of its unit (DMA: latency + bytes / bandwidth; MPU: MACs / MACs-per-cycle; VPU:
+elements / elements-per-cycle; MAP: indices / indices-per-cycle). Units wait only on
+their dependencies, so the total is the latest end time, not the sum of busy times.
 
 Tokens are counting semaphores: SIGNAL adds one (at the signalling unit's time), WAIT
 takes the oldest one. A program whose remaining units all wait on tokens nobody will

@@ -1,15 +1,17 @@
-"""The functional parts of seed 004's device, each decoding instructions into micro-instructions.
+"""The functional parts of the simulated device (docs/architecture.md, section 9), each
+decoding instructions into micro-instructions.
 
 * `InstructionCache`       holds the program; gives each instruction its fetch-ready
-                           cycle (seed 000's T1: instruction read time from the fetch
-                           bandwidth, plus DMA refills from storage).
+                           cycle (T1 of docs/topological-order.md: instruction read
+                           time from the fetch bandwidth, plus DMA refills from
+                           storage).
 * `InstructionControlUnit` decodes every instruction into a `MicroOp` for the unit
-                           that executes it (seed 004 claim 1).
+                           that executes it.
 * `DirectMemoryAccess`     LOAD/STORE/MOVE between the storage unit and the caches
-                           (claim 2), and GATHER (indirect DMA of indexed rows),
-                           executed on DAU queues (seed 000).
+                           and GATHER (indirect DMA of indexed rows), executed on DAU
+                           queues.
 * `MappingUnit`            builds, converts and combines connection data and selects
-                           the surviving elements (claims 5-10).
+                           the surviving elements (docs/sparse-mapping.md, section 5).
 * `OperationUnit`          MPU and VPU compute on tiles; the meaning of every op is
                            `nnx.interp.kernels.run_kernel` (never re-implemented here).
 
@@ -153,7 +155,8 @@ def positions_of(view: np.ndarray, tile: Tile, line: int) -> np.ndarray:
 
 
 class MappingUnit:
-    """Seed 004's mapping unit: connection data (direct or stride index) and selection."""
+    """The mapping unit (docs/sparse-mapping.md, section 5): connection data (direct or
+    stride index) and selection."""
 
     def __init__(self, target: Target, mem: dict[str, Memory]):
         self.target = target

@@ -38,13 +38,3 @@ __all__ = [
     "enumerate_steps", "full_box", "plan", "plan_cost", "rule_for", "tiling_rule", "whole_op",
 ]
 
-
-def __getattr__(name: str):
-    # `ELEMENTWISE` (the kinds tiled by the elementwise rule) is kept for callers that
-    # still test membership by kind; new code asks `op.has_trait(Elementwise)`.
-    if name == "ELEMENTWISE":
-        from nnx.dialects.graph import ONNX_OPS
-        from nnx.dialects.traits import Elementwise
-
-        return frozenset(k for k, c in ONNX_OPS.items() if c.has_trait(Elementwise)) | {"Dropout"}
-    raise AttributeError(name)

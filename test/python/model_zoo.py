@@ -348,7 +348,7 @@ def _gpt2_2layer(path: Path) -> None:
             self.m = m
 
         def forward(self, input_ids, attention_mask):
-            # GPT-2 needs attention_mask by keyword with the legacy exporter (NOTES.md)
+            # GPT-2 with the legacy exporter needs attention_mask passed by keyword
             return self.m(input_ids=input_ids, attention_mask=attention_mask,
                           use_cache=False).last_hidden_state
 

@@ -1,6 +1,7 @@
-"""nnx/schedule.py: list scheduling of the lowered instruction DAG (seed 000's cost
-model) -- orders are topological, never slower than the emitted order by the cost
-model, and the simulator's outputs do not depend on the order."""
+"""nnx/schedule.py: list scheduling of the lowered instruction DAG
+(docs/architecture.md, section 7.3; the cost model of section 10) -- orders are
+topological, never slower than the emitted order by the cost model, and the simulator's
+outputs do not depend on the order."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 // RUN: nnx-opt %s -p 'sparsify{weight-threshold=0.3},lower-to-chip' | FileCheck %s
 // RUN: nnx-opt %s -p 'sparsify{weight-threshold=0.3 index-form=stride neuron-threshold=0.0},lower-to-chip' | FileCheck %s --check-prefix=STRIDE
 
-// Seed 004: the pruned weights travel and stay compacted in the weight cache (only the
+// docs/sparse-mapping.md, section 5: the pruned weights travel and stay compacted in the weight cache (only the
 // 5 of 12 survivors) beside their connection data. Here the stride index (5 x i16 =
 // 10 bytes) is cheaper than the direct one (12 bytes), so the strides travel -- in the
 // same constant and the same DMA as the values (20 + 10 bytes) -- and the mapping unit
