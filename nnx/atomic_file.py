@@ -58,9 +58,12 @@ def atomic_outputs(paths: Sequence[PathLike]) -> Iterator[tuple[str, ...]]:
     try:
         for target in targets:
             directory = os.path.dirname(os.path.abspath(target)) or "."
-            fd, tmp = tempfile.mkstemp(
-                prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory
-            )
+            try:
+                fd, tmp = tempfile.mkstemp(
+                    prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory
+                )
+            except OSError as e:  # name the user's file, not the temporary one
+                raise OSError(e.errno, f"cannot write {target}: {e.strerror}") from None
             os.close(fd)
             temps.append(tmp)
         yield tuple(temps)

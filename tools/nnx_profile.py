@@ -25,26 +25,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import struct
 import sys
-import zlib
 from typing import Any
 
+import numpy as np
+
+from nnx.cli import ArgumentParser, UsageError, run_tool
+from nnx.png import png_bytes
+
 PROG = "nnx-profile"
-
-
-class _Fail(Exception):
-    """A user mistake: one line, exit 1."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise _Fail(message)
+_Fail = UsageError  # a user mistake: one line, exit 1 (nnx/cli.py)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Device memory over time and cycles of a graph on a target.")
+    p = ArgumentParser(prog=PROG, description="Device memory over time and cycles of a graph on a target.")
     p.add_argument("input", help="graph-dialect .mlir file")
     p.add_argument("--target", default="", help="target TOML (default: the embedded default)")
     p.add_argument("--report", required=True, help="write the JSON report here")
@@ -115,15 +109,6 @@ def profile(func, target) -> tuple[dict[str, Any], Any, Any]:
 # ---- plots ---------------------------------------------------------------------------
 
 
-def _png(width: int, height: int, rgb: bytearray) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    raw = b"".join(b"\x00" + bytes(rgb[y * width * 3:(y + 1) * width * 3]) for y in range(height))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
-
-
 def _scale(curves, cap):
     t_max = max(max((t for t, _ in c), default=0) for c in curves) or 1
     peak = max(max((b for _, b in c), default=0) for c in curves)
@@ -168,7 +153,7 @@ def plot_png(curves: list[list[tuple[int, int]]], cap: int, w: int = 900, h: int
                 y1 = Y(_)
                 for yy in range(min(y, y1), max(y, y1) + 1):
                     px(x1, yy, col)
-    return _png(w, h, rgb)
+    return png_bytes(np.frombuffer(bytes(rgb), dtype=np.uint8).reshape(h, w, 3))
 
 
 def plot_svg(curves: list[list[tuple[int, int]]], cap: int, clock_hz: int, names: list[str]) -> bytes:
@@ -215,14 +200,12 @@ def trace_json(bt, tl, clock_hz: int) -> bytes:
     return json.dumps({"traceEvents": ev, "displayTimeUnit": "ms"}).encode()
 
 
-def _run(args: argparse.Namespace) -> int:
-    from nnx.atomic_file import atomic_open
-    from nnx.target import TargetError, load_target
+def _run(argv: list[str]) -> int:
+    from nnx.atomic_file import write_files_atomically
+    from nnx.target import load_target
 
-    try:
-        target = load_target(args.target or None)
-    except TargetError as e:
-        raise _Fail(str(e)) from None
+    args = build_parser().parse_args(argv)
+    target = load_target(args.target or None)
     if args.plot and not args.plot.endswith((".png", ".svg")):
         raise _Fail(f"--plot {args.plot}: the file name must end in .png or .svg")
     func = _load(args.input, args.function)
@@ -234,43 +217,18 @@ def _run(args: argparse.Namespace) -> int:
         rep["peak_ratio"] = rep["peak_device_bytes"] / max(base["peak_device_bytes"], 1)
         rep["slowdown"] = rep["cycles"] / max(base["cycles"], 1)
         curves, names = [btl.curve, tl.curve], [args.baseline, args.input]
-    outputs: list[tuple[str, bytes]] = [(args.report, (json.dumps(rep, indent=2) + "\n").encode())]
+    outputs: dict[str, bytes] = {args.report: (json.dumps(rep, indent=2) + "\n").encode()}
     if args.plot:
-        data = (plot_svg(curves, target.device.memory_bytes, target.clock_hz, names) if args.plot.endswith(".svg")
-                else plot_png(curves, target.device.memory_bytes))
-        outputs.append((args.plot, data))
+        outputs[args.plot] = (plot_svg(curves, target.device.memory_bytes, target.clock_hz, names)
+                              if args.plot.endswith(".svg") else plot_png(curves, target.device.memory_bytes))
     if args.trace:
-        outputs.append((args.trace, trace_json(bt, tl, target.clock_hz)))
-    written: list[str] = []
-    try:
-        for path, data in outputs:
-            with atomic_open(path, "wb") as f:
-                f.write(data)
-            written.append(path)
-    except OSError as e:
-        for p in written:
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
-        raise _Fail(f"{path}: cannot write: {e.strerror or e}") from None
+        outputs[args.trace] = trace_json(bt, tl, target.clock_hz)
+    write_files_atomically(outputs)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _run(build_parser().parse_args(argv))
-    except _Fail as e:
-        print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # noqa: BLE001 - never a traceback for the user
-        if os.environ.get("NNX_DEBUG"):
-            raise
-        msg = f"{type(e).__name__}: {e}".splitlines()[0]
-        print(f"{PROG}: internal error: {msg} (set NNX_DEBUG=1 for the traceback)", file=sys.stderr)
-        return 2
+    return run_tool(PROG, _run, argv)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnx.topology.plot import _png
+from nnx.png import write_png
 
 
 def _ramp(frac: np.ndarray, rgb: tuple[int, int, int]) -> np.ndarray:
@@ -63,7 +63,7 @@ def plot_mesh(path: str, width: int, height: int, core_util: dict[int, float],
         from matplotlib.cm import ScalarMappable
         from matplotlib.colors import LinearSegmentedColormap, Normalize
     except ImportError:
-        _png(path, img)
+        write_png(path, img)
         return "builtin"
     fig, ax = plt.subplots(figsize=(max(5, width / 2.5), max(4, height / 3)))
     ax.imshow(img, interpolation="nearest")

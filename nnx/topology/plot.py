@@ -7,10 +7,10 @@ built-in rasteriser writes the same picture as a PNG with numpy + zlib.
 
 from __future__ import annotations
 
-import struct
-import zlib
 
 import numpy as np
+
+from nnx.png import write_png
 
 from .graph import Graph, quotient_graph
 
@@ -25,21 +25,6 @@ def core_traffic(g: Graph, core: np.ndarray, ncores: int, top: int = 64):
     rows, cols, w = rows[keep], cols[keep], w[keep]
     order = np.argsort(-w, kind="stable")[:top]
     return rows[order], cols[order], w[order]
-
-
-def _png(path: str, img: np.ndarray) -> None:
-    h, w, _ = img.shape
-    raw = b"".join(b"\x00" + img[y].tobytes() for y in range(h))
-
-    def chunk(tag, data):
-        return (struct.pack(">I", len(data)) + tag + data
-                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
-
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n")
-        f.write(chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)))
-        f.write(chunk(b"IDAT", zlib.compress(raw, 6)))
-        f.write(chunk(b"IEND", b""))
 
 
 def _builtin(path, loads, capacity, mesh_w, mesh_h, a, b, w):
@@ -66,7 +51,7 @@ def _builtin(path, loads, capacity, mesh_w, mesh_h, a, b, w):
             img[ys, xs] = col
             if t > 0.6:
                 img[np.clip(ys + 1, 0, img.shape[0] - 1), xs] = col
-    _png(path, img)
+    write_png(path, img)
 
 
 def plot_mapping(path: str, g: Graph, core: np.ndarray, mesh_w: int, mesh_h: int,

@@ -71,6 +71,7 @@ USER_ERRORS = {
     "nnx-compile": (["{tmp}/missing.onnx", "-o", "{tmp}/p.s"], "missing.onnx"),
     "nnx-map": (["{npz}", "-o", "{tmp}/m.npy", "--mesh", "4y4", "--capacity", "10"], "nnx-map: error:"),
     "nnx-topo": (["info", "{tmp}/missing.zip"], "nnx-topo: error:"),
+    "nnx-profile": (["{tmp}/missing.mlir", "--report", "{tmp}/r.json"], "missing.mlir"),
 }
 
 # tool -> (argv that reaches the patched call, module attribute to break)
@@ -84,6 +85,7 @@ INTERNAL_ERRORS = {
     "nnx-map": (["{npz}", "-o", "{tmp}/m.npy", "--mesh", "2x2", "--capacity", "10", "--quiet"],
                 ("nnx.topology.io", "load_graph")),
     "nnx-topo": (["convert", "{npz}", "{tmp}/g.zip"], ("nnx.topology.io", "load_synapses")),
+    "nnx-profile": (["{ir}", "--report", "{tmp}/r.json"], ("nnx.tools.nnx_profile", "profile")),
 }
 
 TOOLS = sorted(USER_ERRORS)
@@ -131,6 +133,7 @@ def test_bad_flag_is_one_line_exit_1(tool, files, capsys, monkeypatch):
         "nnx-topo": ["info", "{npz}"],
         "nnx-translate": ["--to-asm", "{ir}"],
         "nnx-map": ["{npz}", "-o", "{tmp}/m.npy", "--mesh", "2x2", "--capacity", "10"],
+        "nnx-profile": ["{ir}", "--report", "{tmp}/r.json"],
     }.get(tool, ["{ir}"])
     rc, lines = _run(tool, [*argv, "--no-such-flag"], files, capsys)
     assert rc == 1 and len(lines) == 1, lines
