@@ -171,7 +171,7 @@ def vdnn_like(func, target, mode="swap"):
     chosen = [c for c in cands if id(c.value) in fwd_inputs and ops[c.consumer] not in fwd]
     # a single-graph forward (no backward) has nothing to offload
 
-    def one_layer_ahead(consumer: int, _cycles: int):
+    def one_layer_ahead(consumer: int, _cycles: int, _producer: int):
         prev = [i for i in mpu if i < consumer]
         return ops[prev[-1]] if len(prev) >= 2 else None
 
@@ -194,7 +194,7 @@ def tflms_like(func, target, distance: int, ahead: int, mode="swap"):
         level[i] = 1 + max((level[index[v.owner]] for v in o.operands if v.owner in index), default=-1)
     chosen = [c for c in cands if level[c.consumer] - level[index[c.value.owner]] > distance]
 
-    def levels_ahead(consumer: int, _cycles: int):
+    def levels_ahead(consumer: int, _cycles: int, _producer: int):
         want = level[consumer] - ahead
         for i in range(consumer - 1, -1, -1):
             if level[i] <= want:
