@@ -137,7 +137,8 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
            bt, prefetch: Callable[[int, int, int], Operation | None] | None = None,
            serialize: bool = True, chain: bool = True) -> int:
     """Insert reductions, restorations and control edges for `chosen` (steps 3-4);
-    returns the number of restorations. Consumers of one tensor whose TRTs lie more
+    returns the number of restorations. `bt` is the block's `BlockTiming` (only its
+    `ops` are read when `prefetch` is given). Consumers of one tensor whose TRTs lie more
     than `group_gap` apart get separate restorations (a negative gap: one per
     consumer). `prefetch(consumer index, restoration cycles, producer index)` picks
     the op the restoration waits for (default: the one finishing one restoration

@@ -40,6 +40,7 @@ works from the simulated schedule instead:
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 
 from xdsl.dialects.func import FuncOp
@@ -182,34 +183,26 @@ def emit(block, target, plan: list[Reduction], dtype: str, start: list[int], fin
         want[(r.producer, r.result)] = end - c.link_in
         link_free = end - c.link_in
     timed = [i for i, op in enumerate(ops) if op.results and _has_unit(target, op)]
-
-    class _Ops:  # what `insert` reads of a BlockTiming
-        pass
-
-    view = _Ops()
-    view.ops = ops  # type: ignore[attr-defined]
     for mode in ("compress", "swap", "both"):
         chosen = [r for r in plan if r.mode == mode]
         if not chosen:
             continue
-        first_of = {min(i for i, _ in r.far): r for r in chosen}
+        key_of = {(min(i for i, _ in r.far), r.producer): (r.producer, r.result) for r in chosen}
         cands = [Candidate(i, k, ops[r.producer].results[r.result], r.nbytes, 0, start[i])
                  for r in chosen for i, k in r.far]
 
-        def prefetch(consumer: int, _cycles: int, producer: int, _first_of=first_of) -> Operation | None:
-            r = _first_of.get(consumer)
-            key = (producer, r.result) if r is not None and r.producer == producer else None
-            if key is None or key not in want:
+        def prefetch(consumer: int, _cycles: int, producer: int, _key_of=key_of) -> Operation | None:
+            by = want.get(_key_of.get((consumer, producer)))
+            if by is None:
                 return None
-            by = want[key]
             for i in reversed(timed):
-                if producer < i < consumer and finish[i] <= by:
-                    return ops[i]
                 if i <= producer:
                     break
+                if i < consumer and finish[i] <= by:
+                    return ops[i]
             return None
 
-        insert(block, target, cands, 1 << 62, mode, dtype, view, prefetch=prefetch,
+        insert(block, target, cands, 1 << 62, mode, dtype, SimpleNamespace(ops=ops), prefetch=prefetch,
                serialize=False, chain=False)
 
 
