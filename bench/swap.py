@@ -171,7 +171,7 @@ def vdnn_like(func, target, mode="swap"):
     chosen = [c for c in cands if id(c.value) in fwd_inputs and ops[c.consumer] not in fwd]
     # a single-graph forward (no backward) has nothing to offload
 
-    def one_layer_ahead(consumer: int, _cycles: int):
+    def one_layer_ahead(consumer: int, _cycles: int, _producer: int):
         prev = [i for i in mpu if i < consumer]
         return ops[prev[-1]] if len(prev) >= 2 else None
 
@@ -194,7 +194,7 @@ def tflms_like(func, target, distance: int, ahead: int, mode="swap"):
         level[i] = 1 + max((level[index[v.owner]] for v in o.operands if v.owner in index), default=-1)
     chosen = [c for c in cands if level[c.consumer] - level[index[c.value.owner]] > distance]
 
-    def levels_ahead(consumer: int, _cycles: int):
+    def levels_ahead(consumer: int, _cycles: int, _producer: int):
         want = level[consumer] - ahead
         for i in range(consumer - 1, -1, -1):
             if level[i] <= want:
@@ -206,6 +206,7 @@ def tflms_like(func, target, distance: int, ahead: int, mode="swap"):
 
 
 def swap_insert(func, target, budget: int, mode: str, dtype: str = "f16"):
+    """policy=seed: the threshold search (`choose_thresholds`), then the insertion."""
     from nnx.passes.swap_insert import apply_thresholds, choose_thresholds
 
     f = func.clone()
@@ -214,6 +215,20 @@ def swap_insert(func, target, budget: int, mode: str, dtype: str = "f16"):
         return None, info
     apply_thresholds(f.body.block, target, th, mode, dtype)
     return f, {**info, "thresholds": th}
+
+
+def swap_plan(func, target, budget: int, mode: str, dtype: str = "i8"):
+    """policy=nnx: the plan from the simulated schedule (`best_plan`), inserted."""
+    from nnx.passes.swap_insert import best_plan
+    from nnx.passes.swap_plan import emit
+
+    r = best_plan(func, target, budget, mode, dtype)
+    if r.reductions is None:
+        return None, r
+    f = func.clone()
+    if r.reductions:
+        emit(f.body.block, target, r.reductions, dtype, *r.times)
+    return f, r
 
 
 def largest_batch(fits, lo: int, hi: int) -> int:
@@ -241,6 +256,41 @@ def no_swap_batch(step, target, cap: int, batch: int) -> int:
     return largest_batch(lambda b: measure(step(b), target)[0] <= cap, max(est - 1, 1), est + 1)
 
 
+def batch_search(name: str, target, cap: int, batch: int) -> None:
+    """The largest batch whose step fits `cap`: without swapping (the affine estimate
+    of the memory model, checked on the built graph), with swap-insert policy=nnx
+    (bisection between the no-swap batch and 8x it; the check is one plan with
+    compress+both, the reported figures come from mode=auto at the final batch), and
+    with swap-insert at no more than 10 % simulated slowdown."""
+    from nnx.passes.swap_plan import plan_reductions
+
+    cache: dict[int, object] = {}
+
+    def step(b):
+        if b not in cache:
+            cache.clear()
+            cache[b] = build_step(name, b)[0]
+        return cache[b]
+
+    t = time.time()
+    b0 = no_swap_batch(step, target, cap, batch)
+    slow: dict[int, float] = {}
+
+    def fits_with_swap(b):
+        r = plan_reductions(step(b), target, cap, ("compress", "both"), "i8")
+        if r.reductions is not None:
+            slow[b] = r.cycles / r.base_cycles
+        return r.reductions is not None
+
+    b1 = largest_batch(fits_with_swap, b0, 8 * b0)
+    b2 = largest_batch(lambda b: fits_with_swap(b) and slow[b] <= 1.10, b0, b1)
+    f, r = swap_plan(step(b1), target, cap, "auto")
+    s1 = r.cycles / r.base_cycles if f is not None else slow.get(b1, 0.0)
+    print(f"   largest batch in {cap / GIB:.0f} GiB: no swap {b0}; swap-insert policy=nnx auto i8 {b1} "
+          f"({b1 / max(b0, 1):.2f}x, time per sample x{s1:.3f}); within 10 % slowdown {b2} "
+          f"({b2 / max(b0, 1):.2f}x, x{slow.get(b2, 1.0):.3f})  [{time.time() - t:.0f} s]")
+
+
 def main() -> None:
     from nnx.target import load_target
 
@@ -248,9 +298,12 @@ def main() -> None:
     ap.add_argument("--models", default="resnet50,bert-base")
     ap.add_argument("--target", default=str(HERE.parent / "targets" / "v100.toml"))
     ap.add_argument("--no-batch-search", action="store_true")
+    ap.add_argument("--all", action="store_true",
+                    help="every seed-policy setting and TFLMS distance (slow: ~2 min per seed row)")
     args = ap.parse_args()
     target = load_target(args.target)
     cap = target.device.memory_bytes
+    t_all = time.time()
     for name in args.models.split(","):
         batch = MODELS[name][0]
         t0 = time.time()
@@ -261,59 +314,54 @@ def main() -> None:
               f"target {target.name}; built in {time.time() - t0:.0f} s")
         print(f"   no-swap peak {p0 / GIB:.3f} GiB, {c0} cycles ({target.seconds(c0) * 1e3:.1f} ms); "
               f"budget B = peak/2 = {budget / GIB:.3f} GiB")
-        print(f"   {'policy':<34} {'peak GiB':>9} {'peak/no-swap':>13} {'slowdown':>9} {'fits B':>7} {'swapped':>8}")
+        print(f"   {'policy':<40} {'peak GiB':>9} {'peak/no-swap':>13} {'slowdown':>9} {'fits':>5} {'reduced':>8}")
 
-        def row(label, f, n):
+        def row(label, f, n, b=budget):
             p, c = measure(f, target)
-            print(f"   {label:<34} {p / GIB:>9.3f} {p / p0:>13.3f} {c / c0:>9.3f} {str(p <= budget):>7} {n:>8}")
+            print(f"   {label:<40} {p / GIB:>9.3f} {p / p0:>13.3f} {c / c0:>9.3f} {str(p <= b):>5} {n:>8}")
             return p, c
+
+        def reduced(f):
+            return sum(1 for o in f.body.block.ops if o.name in ("graph.swap_out", "graph.compress_tensor"))
 
         row("no swap", func, 0)
         f, n = vdnn_like(func, target)
-        results = {"vdnn": row("vDNN-like", f, n)}
-        for d, k in ((50, 5), (100, 10), (200, 20)):
+        row("vDNN-like", f, n)
+        for d, k in ((50, 5), (100, 10), (200, 20)) if args.all else ((100, 10),):
             f, n = tflms_like(func, target, d, k)
-            results[f"tflms d={d} k={k}"] = row(f"TFLMS-like (distance {d}, ahead {k})", f, n)
-        settings = [(budget, "B", m, d) for m, d in (("swap", "f16"), ("compress", "f16"), ("compress", "i8"),
+            row(f"TFLMS-like (distance {d}, ahead {k})", f, n)
+        seed = [(budget, "B", m, d) for m, d in (("compress", "i8"), ("both", "i8"))]
+        if args.all:
+            seed = [(budget, "B", m, d) for m, d in (("swap", "f16"), ("compress", "f16"), ("compress", "i8"),
                                                      ("both", "f16"), ("both", "i8"))]
-        settings += [(p0 // 3, "peak/3", m, "i8") for m in ("compress", "both")]
-        for b, bname, mode, dtype in settings:
+            seed += [(p0 // 3, "peak/3", m, "i8") for m in ("compress", "both")]
+        for b, bname, mode, dtype in seed:
             t = time.time()
-            label = f"swap-insert{{budget={bname} {mode} {dtype}}}"
+            label = f"seed{{budget={bname} {mode} {dtype}}}"
             f, info = swap_insert(func, target, b, mode, dtype)
             if f is None:
-                print(f"   {label:<34} does not fit {bname} "
-                      f"(lowest peak {info['lowest_peak'] / GIB:.3f} GiB after {info['tried']} settings)")
+                print(f"   {label:<40} does not fit {bname} "
+                      f"(lowest peak {info['lowest_peak'] / p0:.3f} after {info['tried']} settings)")
                 continue
             th = info["thresholds"]
-            results[(bname, mode, dtype)] = row(label, f, sum(
-                1 for o in f.body.block.ops if o.name in ("graph.swap_out", "graph.compress_tensor")))
+            row(label, f, reduced(f), b)
             print(f"      (th-tts={th.th_tts} max-n={th.max_n} serialize={th.serialize} timing={th.timing}; "
                   f"{info['tried']} settings in {time.time() - t:.0f} s)")
-        if args.no_batch_search:
-            continue
-        cache: dict[int, object] = {}
-
-        def step(b):
-            if b not in cache:
-                cache.clear()
-                cache[b] = build_step(name, b)[0]
-            return cache[b]
-
-        b0 = no_swap_batch(step, target, cap, batch)
-        slow_ok: dict[int, float] = {}
-
-        def fits_with_swap(b):
-            f, _ = swap_insert(step(b), target, cap, "both", "i8")
+        plans = [(budget, "B", m, "i8") for m in ("swap", "compress", "both", "auto")]
+        plans += [(p0 // 3, "peak/3", m, "i8") for m in ("compress", "auto")]
+        for b, bname, mode, dtype in plans:
+            t = time.time()
+            label = f"nnx{{budget={bname} {mode} {dtype}}}"
+            f, r = swap_plan(func, target, b, mode, dtype)
             if f is None:
-                return False
-            slow_ok[b] = measure(f, target)[1] / measure(step(b), target)[1]
-            return True
-
-        b1 = largest_batch(fits_with_swap, b0, 8 * b0)
-        print(f"   largest batch in {cap / GIB:.0f} GiB: no swap {b0}, swap-insert(both, i8) {b1} "
-              f"({b1 / max(b0, 1):.2f}x; simulated time per sample x{slow_ok.get(b1, 1.0):.3f} "
-              f"against the no-swap graph at that batch)")
+                print(f"   {label:<40} does not fit {bname} (lowest peak {r.lowest_peak / p0:.3f}; "
+                      f"{time.time() - t:.0f} s)")
+                continue
+            row(label, f, reduced(f), b)
+            print(f"      (modes {r.modes}; {r.rounds} rounds in {time.time() - t:.0f} s)")
+        if not args.no_batch_search:
+            batch_search(name, target, cap, batch)
+    print(f"\ntotal {time.time() - t_all:.0f} s")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """`swap-insert`: move or compress tensors that wait long in device memory.
 
-    swap-insert{th-tts=T th-size=BYTES max-n=N mode=swap|compress|both dtype=f16|bf16|i8
-                memory-budget=BYTES target=FILE timing=asap|schedule serialize=true|false}
+    swap-insert{th-tts=T th-size=BYTES max-n=N mode=swap|compress|both|auto dtype=f16|bf16|i8
+                memory-budget=BYTES policy=seed|nnx target=FILE timing=asap|schedule
+                serialize=true|false}
 
 The insertion algorithm (docs/tensor-timing-and-swapping.md, "Swap insertion"):
 
@@ -30,6 +31,12 @@ link). `memory-budget=B` (bytes, 0 = off) ignores th-tts/th-size/max-n/serialize
 and chooses them: it simulates candidate settings on the device-memory model
 (`nnx.memory_timeline`) and keeps the one with the smallest simulated slowdown whose
 peak fits B; when none fits it is an error naming the lowest peak found.
+
+`policy=seed` (the default) is the method above. `policy=nnx` (needs
+`memory-budget`) plans from the simulated schedule instead (`nnx.passes.swap_plan`:
+idle windows, a per-tensor choice of mode by cost, a greedy on the peak, restorations
+timed as late as possible on the link); `mode=auto` lets it choose swap, compress or
+both per tensor.
 """
 
 from __future__ import annotations
@@ -47,7 +54,10 @@ from xdsl.rewriter import Rewriter, InsertPoint
 from nnx.diagnostics import PassError
 from nnx.passes.tensor_timing import TIMING_MODES, block_timing, load_pass_target
 
-MODES = ("swap", "compress", "both")
+MODES = ("swap", "compress", "both", "auto")
+POLICIES = ("seed", "nnx")
+AUTO_MODE_SETS = (("swap", "compress", "both"), ("compress", "both"), ("compress",))
+"""`mode=auto` with `policy=nnx`: the mode sets planned; the fastest plan that fits wins."""
 DTYPES = ("f16", "bf16", "i8")
 
 
@@ -124,14 +134,17 @@ def _groups(cs: list[Candidate], gap: int) -> list[list[Candidate]]:
 
 
 def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: str, dtype: str,
-           bt, prefetch: Callable[[int, int], Operation | None] | None = None,
-           serialize: bool = True) -> int:
+           bt, prefetch: Callable[[int, int, int], Operation | None] | None = None,
+           serialize: bool = True, chain: bool = True) -> int:
     """Insert reductions, restorations and control edges for `chosen` (steps 3-4);
-    returns the number of restorations. Consumers of one tensor whose TRTs lie more
+    returns the number of restorations. `bt` is the block's `BlockTiming` (only its
+    `ops` are read when `prefetch` is given). Consumers of one tensor whose TRTs lie more
     than `group_gap` apart get separate restorations (a negative gap: one per
-    consumer). `prefetch(consumer index, restoration cycles)` picks the op the
-    restoration waits for (default: the one finishing one restoration time before
-    the consumer by the timing); it must come before the consumer in the block."""
+    consumer). `prefetch(consumer index, restoration cycles, producer index)` picks
+    the op the restoration waits for (default: the one finishing one restoration
+    time before the consumer by the timing; None: no prefetch edge); it must come
+    before the consumer in the block. `serialize`: the reduction -> next-reader
+    edges; `chain`: the edges between consecutive restorations."""
     from nnx.dialects.graph_memory import CompressOp, DecompressOp, SwapInOp, SwapOutOp
     from nnx.graph_costs import op_unit_cycles
 
@@ -185,7 +198,7 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
             if prefetch is None:
                 pre = _prefetch_node(bt, group[0].consumer, group[0].trt - restore_cycles, pos[producer])
             else:
-                pre = prefetch(group[0].consumer, restore_cycles)
+                pre = prefetch(group[0].consumer, restore_cycles, pos[producer])
             Rewriter.insert_op(rest, InsertPoint.before(first))
             if pre is not None:
                 _add_after(rest[0], pre.results[0] if pre.results else None)
@@ -194,10 +207,11 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
                 user.operands = [data if k == c.operand else w for k, w in enumerate(user.operands)]
             restorations.append(rest[0])
     # serialization between restorations, in block order
-    order = {op: i for i, op in enumerate(block.ops)}
-    restorations.sort(key=order.__getitem__)
-    for prev, cur in zip(restorations, restorations[1:]):
-        _add_after(cur, prev.results[0])
+    if chain:
+        order = {op: i for i, op in enumerate(block.ops)}
+        restorations.sort(key=order.__getitem__)
+        for prev, cur in zip(restorations, restorations[1:]):
+            _add_after(cur, prev.results[0])
     for o in block.ops:
         if hasattr(o, "_nnx_reduction"):
             del o._nnx_reduction  # type: ignore[attr-defined]
@@ -318,6 +332,38 @@ def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str,
     return (best[1] if best else None), info
 
 
+def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
+    """`policy=nnx`: the plan of `swap_plan.plan_reductions` for `mode` (for
+    `mode=auto`, the one with the fewest simulated cycles among `AUTO_MODE_SETS`
+    that fits), or the result with the lowest peak when none fits."""
+    from nnx.passes.swap_plan import plan_reductions
+
+    best = None
+    for modes in (AUTO_MODE_SETS if mode == "auto" else ((mode,),)):
+        r = plan_reductions(func, target, budget, modes, dtype)
+        if r.reductions is None:
+            if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
+                best = r
+        elif best is None or best.reductions is None or r.cycles < best.cycles:
+            best = r
+    return best
+
+
+def apply_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
+    """Plan (`best_plan`) and insert into `func`; PassError when nothing fits."""
+    from nnx.passes.swap_plan import emit
+
+    r = best_plan(func, target, budget, mode, dtype)
+    if r.reductions is None:
+        raise PassError(
+            f"swap-insert: no plan fits memory-budget={budget} in @{func.sym_name.data} with "
+            f"policy=nnx mode={mode} (no-swap peak {r.base_peak} bytes, lowest peak found "
+            f"{r.lowest_peak} bytes)", func)
+    if r.reductions:
+        emit(func.body.block, target, r.reductions, dtype, *r.times)
+    return r
+
+
 @dataclass(frozen=True)
 class SwapInsertPass(ModulePass):
     """Insert swap/compress reductions and restorations (see the module docstring)."""
@@ -333,18 +379,28 @@ class SwapInsertPass(ModulePass):
     target: str = ""
     timing: str = "asap"
     serialize: bool = True
+    policy: str = "seed"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
             raise PassError(f"swap-insert: mode must be one of {list(MODES)}, got '{self.mode}'")
         if self.dtype not in DTYPES:
             raise PassError(f"swap-insert: dtype must be one of {list(DTYPES)}, got '{self.dtype}'")
+        if self.policy not in POLICIES:
+            raise PassError(f"swap-insert: policy must be one of {list(POLICIES)}, got '{self.policy}'")
+        if self.policy == "nnx" and not self.memory_budget:
+            raise PassError("swap-insert: policy=nnx needs memory-budget")
+        if self.mode == "auto" and self.policy != "nnx":
+            raise PassError("swap-insert: mode=auto needs policy=nnx")
         if self.timing not in TIMING_MODES:
             raise PassError(f"swap-insert: timing must be one of {list(TIMING_MODES)}, got '{self.timing}'")
         if self.th_size < 0 or self.th_tts < 0 or self.memory_budget < 0:
             raise PassError("swap-insert: th-tts, th-size and memory-budget must be >= 0")
         target = load_pass_target("swap-insert", self.target)
         for f in [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]:
+            if self.policy == "nnx":
+                apply_plan(f, target, self.memory_budget, self.mode, self.dtype)
+                continue
             th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize, self.timing)
             if self.memory_budget:
                 th, info = choose_thresholds(f, target, self.memory_budget, self.mode, self.dtype)

@@ -160,3 +160,114 @@ def test_training_step_gradients_bit_identical_with_swap():
     for k in ref:
         assert np.array_equal(got[k], ref[k]), k
     del import_onnx
+
+
+# ---- policy=nnx (docs/tensor-timing-and-swapping.md, "The nnx policy") ----------------
+
+
+def _training_step():
+    from nnx.passes.registry import ALL_PASSES
+
+    if "graph-autodiff" not in ALL_PASSES:
+        pytest.skip("graph-autodiff is not registered")
+    m = _import("tiny_resnet")
+    ALL_PASSES["graph-autodiff"]()(loss="mse", optimizer="none").apply(make_context(), m)
+    m.verify()
+    from nnx.interp.interpreter import input_specs
+
+    rng = np.random.default_rng(0)
+    feeds = {n: rng.standard_normal(shape).astype(dt if dt is not None else np.float32)
+             for n, shape, dt in input_specs(_func(m))}
+    return m, feeds
+
+
+def _fast_link_target(tmp_path):
+    """targets/v100.toml with a host link fast enough for the small step's short
+    idle windows (the plan only swaps what fits its window)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "targets" / "v100.toml").read_text()
+    text = text.replace("bytes_per_cycle = 8 ", "bytes_per_cycle = 4096 ").replace(
+        "latency_cycles = 3000", "latency_cycles = 1")
+    path = tmp_path / "fast-link.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def _peak_cycles_on(module, target_path):
+    from nnx.graph_costs import block_timeline
+    from nnx.memory_timeline import simulate
+    from nnx.target import load_target
+
+    bt = block_timeline(_func(module).body.block, load_target(target_path))
+    tl = simulate(bt.ops, bt.values, bt.units)
+    return tl.peak_bytes, tl.cycles
+
+
+@pytest.mark.parametrize("mode,dtype,frac", [("swap", "f16", 0.95), ("compress", "i8", 0.9),
+                                             ("compress", "f16", 0.95), ("auto", "i8", 0.9)])
+def test_nnx_policy_training_step(tmp_path, mode, dtype, frac):
+    # loss and gradients: bit-identical with swaps alone, within the dtype's rounding
+    # with compression; the simulated peak fits the budget
+    m, feeds = _training_step()
+    target = _fast_link_target(tmp_path)
+    peak, _ = _peak_cycles_on(m, target)
+    budget = int(peak * frac)
+    out = _apply(m, policy="nnx", memory_budget=budget, mode=mode, dtype=dtype, target=target)
+    assert _peak_cycles_on(out, target)[0] <= budget < peak
+    reductions = _count(out, "graph.swap_out") + _count(out, "graph.compress_tensor")
+    assert reductions > 0
+    ref, got = _run(m, feeds), _run(out, feeds)
+    for k in ref:
+        if mode == "swap":
+            assert np.array_equal(got[k], ref[k]), k
+        else:
+            scale = float(np.max(np.abs(ref[k]))) or 1.0
+            assert float(np.max(np.abs(got[k] - ref[k]))) <= TOLERANCE[dtype] * scale, k
+
+
+@pytest.mark.parametrize("mode", ["swap", "compress", "both", "auto"])
+def test_nnx_policy_fits_and_adds_no_serialization_edges(mode):
+    m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
+    peak, cycles = _peak_cycles(m)
+    budget = int(peak * 0.85)
+    out = _apply(m, memory_budget=budget, mode=mode, policy="nnx", dtype="i8")
+    p2, c2 = _peak_cycles(out)
+    assert p2 <= budget < peak
+    x = {"arg0": np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)}
+    ref, got = _run(m, x)["out0"], _run(out, x)["out0"]
+    if mode == "swap":
+        assert np.array_equal(ref, got)
+    else:
+        assert np.max(np.abs(ref - got)) <= TOLERANCE["i8"] * np.max(np.abs(ref))
+    # only restorations carry control edges (their prefetch), never the model's ops
+    from nnx.dialects.graph_memory import DecompressOp, SwapInOp
+
+    for o in _func(out).body.block.ops:
+        if getattr(o, "after", None) and len(o.after):
+            assert isinstance(o, SwapInOp | DecompressOp), o.name
+
+
+def test_nnx_policy_is_no_slower_than_the_seed_search():
+    # same budget, same mode: the plan from the schedule does not lose to the
+    # threshold search on the chain graph
+    m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
+    peak, _ = _peak_cycles(m)
+    budget = int(peak * 0.85)
+    seed = _peak_cycles(_apply(m, memory_budget=budget, mode="compress", dtype="i8"))
+    nnx = _peak_cycles(_apply(m, memory_budget=budget, mode="compress", dtype="i8", policy="nnx"))
+    assert nnx[0] <= budget and seed[0] <= budget
+    assert nnx[1] <= seed[1]
+
+
+def test_mode_cost_frees_and_charges_by_mode():
+    from nnx.passes.swap_plan import mode_cost
+    from nnx.target import load_target
+
+    t = load_target()
+    n = 1 << 20
+    swap, comp, both = (mode_cost(t, n, m, "i8") for m in ("swap", "compress", "both"))
+    assert swap.freed == both.freed == n and comp.freed == n - n // 4
+    assert swap.vpu_out == 0 and comp.link_out == 0 and both.link_out < swap.link_out
+    assert comp.vpu_out == both.vpu_out > 0
+    assert mode_cost(t, n, "compress", "f16").freed == n // 2

@@ -4,8 +4,16 @@
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{mode=zip}' 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{dtype=f8}' 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{memory-budget=1}' 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: not nnx-opt %s --split-input-file -p 'swap-insert{policy=best}' 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not nnx-opt %s --split-input-file -p 'swap-insert{policy=nnx}' 2>&1 | FileCheck %s --check-prefix=NEEDS-BUDGET
+// RUN: not nnx-opt %s --split-input-file -p 'swap-insert{mode=auto th-tts=10}' 2>&1 | FileCheck %s --check-prefix=AUTO
+// RUN: not nnx-opt %s --split-input-file -p 'swap-insert{policy=nnx mode=auto memory-budget=1}' 2>&1 | FileCheck %s --check-prefix=NNX-BUDGET
 // RUN: nnx-opt %s --split-input-file --verify-diagnostics
-// MODE: error: swap-insert: mode must be one of ['swap', 'compress', 'both'], got 'zip'
+// MODE: error: swap-insert: mode must be one of ['swap', 'compress', 'both', 'auto'], got 'zip'
+// POLICY: error: swap-insert: policy must be one of ['seed', 'nnx'], got 'best'
+// NEEDS-BUDGET: error: swap-insert: policy=nnx needs memory-budget
+// AUTO: error: swap-insert: mode=auto needs policy=nnx
+// NNX-BUDGET: error: 'func.func' op swap-insert: no plan fits memory-budget=1 in @ok with policy=nnx mode=auto (no-swap peak 32768 bytes
 // DTYPE: error: swap-insert: dtype must be one of ['f16', 'bf16', 'i8'], got 'f8'
 // BUDGET: error: 'func.func' op swap-insert: no setting fits memory-budget=1 in @ok with mode=swap (no-swap peak 32768 bytes
 
