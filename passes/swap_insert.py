@@ -58,12 +58,11 @@ MODES = ("swap", "compress", "both", "auto")
 POLICIES = ("seed", "nnx")
 AUTO_MODE_SETS = (("swap", "compress", "both"), ("compress", "both"), ("compress",))
 """`mode=auto` with `policy=nnx`: the mode sets planned; the fastest plan that fits wins."""
-DTYPES = ("f16", "bf16", "i8")
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The seed's three user settings."""
+    """The original method's three user settings (docs/tensor-timing-and-swapping.md)."""
 
     th_tts: int
     th_size: int
@@ -384,8 +383,10 @@ class SwapInsertPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
             raise PassError(f"swap-insert: mode must be one of {list(MODES)}, got '{self.mode}'")
-        if self.dtype not in DTYPES:
-            raise PassError(f"swap-insert: dtype must be one of {list(DTYPES)}, got '{self.dtype}'")
+        from nnx.dialects.graph_memory import COMPRESSED_TYPES
+
+        if self.dtype not in COMPRESSED_TYPES:
+            raise PassError(f"swap-insert: dtype must be one of {list(COMPRESSED_TYPES)}, got '{self.dtype}'")
         if self.policy not in POLICIES:
             raise PassError(f"swap-insert: policy must be one of {list(POLICIES)}, got '{self.policy}'")
         if self.policy == "nnx" and not self.memory_budget:

@@ -2,7 +2,7 @@
 reduce, how, and when to restore them, by the device-memory model
 (docs/tensor-timing-and-swapping.md, "The nnx policy").
 
-The seed method picks tensors by thresholds on slack and size and then searches the
+The original method (`policy=seed`) picks tensors by thresholds on slack and size and then searches the
 thresholds; it cannot tell a tensor whose round trip fits its idle time from one
 whose round trip delays the step, and it gives every tensor the same mode. This plan
 works from the simulated schedule instead:
