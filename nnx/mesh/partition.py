@@ -15,8 +15,10 @@ An op of `@main` is one of:
   core's memory and compute budget allow.
 
 A *stage* is the work of one core. Stages are formed in the graph's order, and an op
-joins a stage only when that keeps the stage graph acyclic, so that every core can
-receive its inputs first and send its results last without deadlock.
+joins a stage only when that keeps the stage graph acyclic, so that the per-core
+programs cannot deadlock on their messages (nnx/mesh/stitch.py). An op is split into
+at most cost / MIN_PART_COST parts, and stages of whole ops take at least that much
+work, so small ops stay on few cores.
 """
 
 from __future__ import annotations
