@@ -15,8 +15,10 @@ An op of `@main` is one of:
   core's memory and compute budget allow.
 
 A *stage* is the work of one core. Stages are formed in the graph's order, and an op
-joins a stage only when that keeps the stage graph acyclic, so that every core can
-receive its inputs first and send its results last without deadlock.
+joins a stage only when that keeps the stage graph acyclic, so that the per-core
+programs cannot deadlock on their messages (nnx/mesh/stitch.py). An op is split into
+at most cost / MIN_PART_COST parts, and stages of whole ops take at least that much
+work, so small ops stay on few cores.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ from nnx.mesh.errors import MeshFitError
 #: fraction of a core's memory the partitioner plans to fill (the lowering adds
 #: alignment and the storage copies of cached results)
 MEMORY_FILL = 0.6
+
+#: the least work (MACs, or output elements) worth a core of its own: an op is split
+#: into at most cost / MIN_PART_COST parts, and a stage of whole ops may take at least
+#: this much, so that small ops are not spread thin over cores whose messages would
+#: cost more than their compute (about 4000 cycles of a 256-MAC/cycle MPU)
+MIN_PART_COST = float(1 << 20)
 
 
 @dataclass(frozen=True)
@@ -175,7 +183,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     budget = core_memory * MEMORY_FILL
     costs = [op_cost(op) for op in ops]
     total = sum(costs) or 1.0
-    stage_cost = total / ncores * pack
+    stage_cost = max(total / ncores, MIN_PART_COST) * pack
     kinds: list[str] = []
     splits: dict[int, Split] = {}
     stages: list[Stage] = []
@@ -258,7 +266,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if combine == "sum":  # every part holds a full-size partial result
                 room = budget - full_in - out_bytes
                 k_mem = 1 if need <= budget else (int(np.ceil(w_bytes / room)) if room > 0 else size + 1)
-            k_compute = int(costs[i] / total * ncores * 0.5) if combine == "concat" else 1
+            k_compute = min(int(costs[i] / total * ncores * 0.5), int(costs[i] // MIN_PART_COST)) \
+                if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if k > size or (k_mem > 1 and room <= 0):
                 raise MeshFitError("memory", op_label(op), need if k_mem > size else full_in + out_bytes,

@@ -5,9 +5,13 @@ Each stage's function is lowered by the single-core chip passes into an ordinary
 program whose `.input`/`.output` symbols are its arguments and results. Here the
 arguments that are pieces of other stages become RECVs into the argument's storage
 tile and the results other stages read become SENDs from the result's tile (the
-message tag is the piece name). A core first receives (on DAU0; its other units
-WAIT for DAU0's SIGNAL) and, when all its units are done (they SIGNAL, DAU0 WAITs),
-sends. The stage graph is acyclic (nnx/mesh/partition.py), so this never deadlocks.
+message tag is the piece name). Messages are placed per message, so that a core
+pipelines: a RECV (on DAU0) just before the first instruction that uses its tile, a
+SEND just after the last instruction that writes its tile; when that instruction runs
+on another unit, a SIGNAL/WAIT pair orders the two. The instruction list is a valid
+sequential order of the core's program and the stage graph is acyclic
+(nnx/mesh/partition.py), so this never deadlocks: every RECV's sender is a stage
+earlier in the stage order, and a SEND never waits for its receiver.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 
 from nnx.sim.asm import Program
 from nnx.sim.asm_mesh import CoreData, CoreSection, MeshProgram
-from nnx.sim.isa import Instr
+from nnx.sim.isa import Instr, Tile
 from nnx.sim.isa_mesh import RECV, SEND, noc_instr
 
 NOC_UNIT = "DAU0"
@@ -37,30 +41,85 @@ def _sync(unit: str, mnemonic: str, token: str) -> Instr:
     return Instr(unit, mnemonic, token=token)
 
 
+def _touches(ins: Instr, tile: Tile, writes_only: bool) -> bool:
+    tiles = [t for t in ins.dsts if t is not None] if writes_only else ins.tiles()
+    return any(t.space == tile.space and t.offset < tile.end and tile.offset < t.end for t in tiles)
+
+
+def _first_uses(instrs: list[Instr], tile: Tile) -> dict[str, int]:
+    """Unit -> index of its first instruction that touches `tile`."""
+    out: dict[str, int] = {}
+    for k, ins in enumerate(instrs):
+        if ins.unit not in out and _touches(ins, tile, False):
+            out[ins.unit] = k
+    return out
+
+
+def _last_writes(instrs: list[Instr], tile: Tile) -> dict[str, int]:
+    """Unit -> index of its last instruction that writes `tile`."""
+    out: dict[str, int] = {}
+    for k, ins in enumerate(instrs):
+        if _touches(ins, tile, True):
+            out[ins.unit] = k
+    return out
+
+
 def add_messages(cp: CoreProgram) -> Program:
     """`cp.program` with its received inputs and sent outputs turned into RECV/SEND
-    (see the module docstring)."""
+    (see the module docstring). A RECV goes on DAU0 just before the first instruction
+    that touches its tile; every other unit that touches the tile WAITs for DAU0's
+    SIGNAL before its own first touch. A SEND goes just after the last instruction
+    that writes its tile; DAU0 first WAITs for a SIGNAL from every other unit after
+    its last write of the tile (units run concurrently, so the last write in program
+    order need not be the last in time). A sent result no instruction writes (a
+    received piece passed on) is sent at the end, after every unit is done."""
     p = cp.program
     tiles_in = {s.name: s.tile for s in p.inputs}
     tiles_out = {s.name: s.tile for s in p.outputs}
     p.inputs = [s for s in p.inputs if s.name not in cp.recv]
     p.outputs = [s for s in p.outputs if s.name not in cp.send]
-    units = sorted({i.unit for i in p.instrs} - {NOC_UNIT})
-    head: list[Instr] = []
-    tail: list[Instr] = []
-    if cp.recv:
-        head = [noc_instr(NOC_UNIT, RECV, tiles_in[n], src, n) for n, src in sorted(cp.recv.items())]
-        head += [_sync(NOC_UNIT, "SIGNAL", f"mesh_in_{u}") for u in units]
-    if cp.send:
-        tail = [_sync(NOC_UNIT, "WAIT", f"mesh_out_{u}") for u in units]
-        tail += [noc_instr(NOC_UNIT, SEND, tiles_out[n], dst, n)
-                 for n, dsts in sorted(cp.send.items()) for dst in dsts]
     body = list(p.instrs)
-    if cp.recv:
-        body = [_sync(u, "WAIT", f"mesh_in_{u}") for u in units] + body
-    if cp.send:
-        body = body + [_sync(u, "SIGNAL", f"mesh_out_{u}") for u in units]
-    p.instrs = head + body + tail
+    units = sorted({i.unit for i in body} - {NOC_UNIT})
+    before: dict[int, list[Instr]] = {}
+    after: dict[int, list[Instr]] = {}
+    head: list[Instr] = []
+    late: list[Instr] = []
+    for n, src in sorted(cp.recv.items()):
+        recv = noc_instr(NOC_UNIT, RECV, tiles_in[n], src, n)
+        uses = _first_uses(body, tiles_in[n])
+        if not uses:
+            head.append(recv)
+            continue
+        at = before.setdefault(min(uses.values()), [])
+        at.append(recv)
+        for u, k in sorted(uses.items()):
+            if u != NOC_UNIT:
+                tok = f"mesh_rx_{n}_{u}"
+                at.append(_sync(NOC_UNIT, "SIGNAL", tok))
+                before.setdefault(k, []).append(_sync(u, "WAIT", tok))
+    for n, dsts in sorted(cp.send.items()):
+        sends = [noc_instr(NOC_UNIT, SEND, tiles_out[n], dst, n) for dst in dsts]
+        writes = _last_writes(body, tiles_out[n])
+        if not writes:
+            late.extend(sends)
+            continue
+        waits = []
+        for u, k in sorted(writes.items()):
+            if u != NOC_UNIT:
+                tok = f"mesh_tx_{n}_{u}"
+                after.setdefault(k, []).append(_sync(u, "SIGNAL", tok))
+                waits.append(_sync(NOC_UNIT, "WAIT", tok))
+        after.setdefault(max(writes.values()), []).extend(waits + sends)
+    tail: list[Instr] = []
+    if late:
+        tail = [_sync(u, "SIGNAL", f"mesh_out_{u}") for u in units]
+        tail += [_sync(NOC_UNIT, "WAIT", f"mesh_out_{u}") for u in units] + late
+    out = list(head)
+    for k, ins in enumerate(body):
+        out.extend(before.get(k, ()))
+        out.append(ins)
+        out.extend(after.get(k, ()))
+    p.instrs = out + tail
     return p
 
 
