@@ -123,7 +123,7 @@ def write_gantt(path: str, timelines: Sequence[Sequence[tuple[str, int, int, int
             fig.savefig(tmp, format="png", dpi=100)
         plt.close(fig)
         return
-    from nnx.topology.plot import _png
+    from nnx.png import write_png
 
     width, row = 1600, 24
     img = np.full((row * len(units) + 8, width, 3), 255, np.uint8)
@@ -139,4 +139,4 @@ def write_gantt(path: str, timelines: Sequence[Sequence[tuple[str, int, int, int
     for r in range(1, len(units)):
         img[r * row, :] = 200
     with atomic_path(path) as tmp:
-        _png(tmp, img)
+        write_png(tmp, img)
