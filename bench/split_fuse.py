@@ -86,7 +86,7 @@ def bench(name: str, mesh: tuple[int, int, int], directory: str) -> None:
     t0, c0 = time.perf_counter(), check.compile_calls
     one = split_until_fit(check, [(i, i + 1) for i in range(len(ops))], "halve", "bench")
     rows.append(("one op per program", one, check.compile_calls - c0, time.perf_counter() - t0))
-    check = FitChecker(f, target)  # the seed's flow starts afresh
+    check = FitChecker(f, target)  # the split-and-fuse flow starts afresh
     t0 = time.perf_counter()
     split = split_until_fit(check, ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op)), "halve", "bench")
     rows.append(("split alone", split, check.compile_calls, time.perf_counter() - t0))
