@@ -5,10 +5,11 @@ Per model and mesh size, in the same run: program count and total package cycles
 
 * one op per program (the baseline),
 * the split alone (target nodes, then halving until every subgraph compiles),
-* each fusion strategy (pairwise, greedy, bidirectional) after the split,
-* the optimal dynamic program (fewest programs) after the split,
+* each fusion strategy (pairwise, greedy, bidirectional) and the optimal dynamic
+  program (fewest programs), starting from the split and from one op per program,
 
-with the compile calls each step made (memoised) and its wall time. Ratios are
+with the compile calls each step made (each strategy starts from the compilations
+of its starting chain, memoised within the strategy) and its wall time. Ratios are
 against the one-op-per-program baseline of the same run.
 
     .venv/bin/python bench/split_fuse.py [--models mlp12,bert_2layer] [--quick]
@@ -83,17 +84,23 @@ def bench(name: str, mesh: tuple[int, int, int], directory: str) -> None:
     label = f"{name} {mesh[0]}x{mesh[1]}x{mesh[2] // 1024}KiB"
     rows = []
     check = FitChecker(f, target)
-    t0, c0 = time.perf_counter(), check.compile_calls
-    one = split_until_fit(check, [(i, i + 1) for i in range(len(ops))], "halve", "bench")
-    rows.append(("one op per program", one, check.compile_calls - c0, time.perf_counter() - t0))
-    check = FitChecker(f, target)  # the split-and-fuse flow starts afresh
     t0 = time.perf_counter()
-    split = split_until_fit(check, ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op)), "halve", "bench")
-    rows.append(("split alone", split, check.compile_calls, time.perf_counter() - t0))
-    for strategy in ("pairwise", "greedy", "bidirectional", "optimal"):
-        t0, c0 = time.perf_counter(), check.compile_calls
-        fused = fuse_chain(Fuser(check, FusionWindow()), split, strategy)
-        rows.append((f"split + {strategy}", fused, check.compile_calls - c0, time.perf_counter() - t0))
+    one = split_until_fit(check, [(i, i + 1) for i in range(len(ops))], "halve", "bench")
+    rows.append(("one op per program", one, check.compile_calls, time.perf_counter() - t0))
+    one_memo = dict(check.results)
+    split_check = FitChecker(f, target)  # the split-and-fuse flow starts afresh
+    t0 = time.perf_counter()
+    cuts = ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op))
+    split = split_until_fit(split_check, cuts, "halve", "bench")
+    rows.append(("split alone", split, split_check.compile_calls, time.perf_counter() - t0))
+    for start, chain, memo in (("split", split, dict(split_check.results)), ("1-op", one, one_memo)):
+        for strategy in ("pairwise", "greedy", "bidirectional", "optimal"):
+            c = FitChecker(f, target)
+            c.results = dict(memo)  # each strategy pays for its own fusion checks
+            t0 = time.perf_counter()
+            fused = fuse_chain(Fuser(c, FusionWindow()), chain, strategy)
+            rows.append((f"{start} + {strategy}", fused, c.compile_calls, time.perf_counter() - t0))
+            check.results.update(c.results)
     base = None
     print(f"\n{label}: {len(ops)} ops")
     print(f"  {'flow':22s} {'programs':>8s} {'cycles':>10s} {'vs 1-op':>8s} {'compiles':>8s} {'wall s':>7s}")

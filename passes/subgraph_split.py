@@ -9,7 +9,8 @@ after each target node (in block order, a topological order), so the target node
 ends its subgraph and what consumes it starts the next. Each subgraph becomes a
 `graph.subgraph` with explicit inputs (block arguments) and outputs (its yielded
 values used later or returned); its constants are cloned into it. Every result of
-a subgraph is parked in host memory: later subgraphs read it from there.
+a subgraph is parked in host memory: later subgraphs read it from there. Existing
+`graph.subgraph` ops of @main are inlined first.
 
 Options:
 
@@ -33,7 +34,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from nnx.split_fuse.chain import main_function, outline, ranges_from_cuts, scheduled_ops, target_nodes
+from nnx.split_fuse.chain import inline, main_function, outline, ranges_from_cuts, scheduled_ops, target_nodes
 
 
 def split_chain(f, target: str = "", rule: str = "halve", placement: str = "bisect", checker=None):
@@ -71,5 +72,6 @@ class SubgraphSplitPass(ModulePass):
 
             load_pass_target(self.name, self.target)
         f = main_function(op, self.name)
+        inline(f)  # an existing chain is cut afresh
         chain, _ = split_chain(f, self.target, self.rule, self.placement)
         outline(f, chain)

@@ -139,7 +139,8 @@ def fuse_bidirectional(fuser: Fuser, chain: Sequence[Range]) -> list[Range]:
 
 def program_time(fuser: Fuser, r: Range) -> int:
     """Estimated cycles of one program: its weight load and its input/output transfers
-    over the host link, and its compute spread over its cores' matrix units."""
+    over the host link, and its compute spread over its cores' matrix units (the
+    range's cores when it was compiled, else the whole mesh)."""
     from nnx.target import load_target
 
     tgt = load_target(fuser.check.target)
@@ -148,16 +149,40 @@ def program_time(fuser: Fuser, r: Range) -> int:
     cycles = link.transfer_cycles(range_weights(fuser.check.ops, r))
     cycles += sum(link.transfer_cycles(value_bytes(v)) for v in (*io.inputs, *io.outputs))
     mpu = next(u for u in tgt.units if u.kind == "MPU")
-    per_cycle = max(1, mpu.throughput * mpu.count) * max(1, fuser.check.cores(r))
+    known = fuser.check.results.get(r)
+    cores = len(known.program.cores) if known is not None and hasattr(known, "program") else tgt.mesh.cores
+    per_cycle = max(1, mpu.throughput * mpu.count) * max(1, cores)
     return cycles + range_compute(fuser.check.ops, r) // per_cycle
+
+
+def reaches(fuser: Fuser, chain: Sequence[Range]) -> list[int]:
+    """reach[i] = the largest j such that ranges i..j-1 may be one program, found with
+    two pointers (a part of an accepted fusion is assumed accepted too, so reach is
+    non-decreasing): O(len(chain)) fusion checks."""
+    n = len(chain)
+    reach = [0] * n
+    j = 1
+    for i in range(n):
+        j = max(j, i + 1)
+        while j < n and fuser.accepts(chain[i:j + 1]):
+            j += 1
+        reach[i] = j
+    return reach
 
 
 def fuse_optimal(fuser: Fuser, chain: Sequence[Range], objective: str = "programs") -> list[Range]:
     """Dynamic program over the chain: best[j] = the best cost of the first j ranges,
-    over the last program fusing ranges i..j-1. Extending a program from range i stops
-    at its first fusion that exceeds a maximum or does not compile (a larger fusion of
-    the same start is assumed not to fit either); one under a minimum is skipped."""
+    over the last program fusing ranges i..j-1 (cost 1, or `program_time`).
+
+    With open minimum windows every fusion i..j-1 with j <= reach[i] is accepted
+    (`reaches`), so the DP needs O(N) compile checks. With a minimum window (a
+    fusion may be under a minimum and a larger one accepted) each start is extended
+    until its first fusion over a maximum or failing to compile; one under a
+    minimum is skipped."""
     n = len(chain)
+    w = fuser.window
+    minimums = w.min_compute > 0 or w.min_weights > 0 or w.min_cores > 0
+    reach = None if minimums else reaches(fuser, chain)
     cost: Callable[[Range], float] = (lambda r: 1) if objective == "programs" else (lambda r: program_time(fuser, r))
     best = [math.inf] * (n + 1)
     back = [0] * (n + 1)
@@ -166,7 +191,10 @@ def fuse_optimal(fuser: Fuser, chain: Sequence[Range], objective: str = "program
         if best[i] == math.inf:
             continue
         for j in range(i + 1, n + 1):
-            if j - i > 1:
+            if reach is not None:
+                if j > reach[i]:
+                    break
+            elif j - i > 1:
                 v = fuser.verdict(chain[i:j])
                 if v == "over":
                     break
@@ -180,7 +208,11 @@ def fuse_optimal(fuser: Fuser, chain: Sequence[Range], objective: str = "program
     j = n
     while j > 0:
         i = back[j]
-        out.append((chain[i][0], chain[j - 1][1]))
+        parts = list(chain[i:j])
+        # a program the DP assumed accepted is checked; if it is not, its parts are
+        # fused greedily instead (every program kept compiles)
+        out.extend(reversed([parts[0]] if len(parts) == 1 else
+                            [(parts[0][0], parts[-1][1])] if fuser.accepts(parts) else fuse_greedy(fuser, parts)))
         j = i
     return out[::-1]
 

@@ -128,6 +128,14 @@ def test_greedy_within_one_program_of_optimal(tmp_path):
     assert counts["optimal"] <= min(counts.values())
     assert counts["greedy"] <= counts["optimal"] + 1
     assert counts["optimal"] < len(chain)
+    # least estimated time: never worse than greedy's chain by the same estimate
+    from nnx.split_fuse.fuse import program_time
+
+    fuser = Fuser(check, FusionWindow())
+    timed = fuse_chain(fuser, chain, "optimal", objective="time")
+    greedy = fuse_chain(fuser, chain, "greedy")
+    assert all(check.fits(r) for r in timed)
+    assert sum(program_time(fuser, r) for r in timed) <= sum(program_time(fuser, r) for r in greedy)
     # key-nodes splitting of the whole function reaches chains that compile too
     whole = split_until_fit(check, [(0, len(check.ops))], "key-nodes", "test")
     assert all(check.fits(r) for r in whole) and len(whole) >= counts["optimal"]

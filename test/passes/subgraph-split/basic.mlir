@@ -66,3 +66,4 @@ func.func @main(%x: tensor<4xf32> {nnx.name = "x"}) -> (tensor<4xf32> {nnx.name 
   %y = graph.add(%h2, %h1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %h1, %h2, %y : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
