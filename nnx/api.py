@@ -156,13 +156,15 @@ def lowering_for(target: str | None) -> str:
     return MESH_LOWERING if has_noc and tgt.mesh.cores > 1 else LOWERING
 
 
-def default_pipeline(target: str | None = None, sparsify: str | None = None) -> str:
-    """nnx-compile's default pipeline text."""
+def default_pipeline(target: str | None = None, sparsify: str | None = None, lower: bool = True) -> str:
+    """nnx-compile's default pipeline text (`lower=False`: without the lowering pass,
+    for the mesh program packages of docs/subgraph-split-fuse.md)."""
     passes = ["graph-fold-constants", "canonicalize", "graph-fuse", "dce"]
     if sparsify is not None:
         passes.append(f"sparsify{{{sparsify}}}" if sparsify.strip() else "sparsify")
     lowering = lowering_for(target)
-    passes.append(f'{lowering}{{target="{target}"}}' if target else lowering)
+    if lower:
+        passes.append(f'{lowering}{{target="{target}"}}' if target else lowering)
     return "builtin.module(" + ",".join(passes) + ")"
 
 

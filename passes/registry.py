@@ -51,6 +51,8 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "op-split": lambda: __import__("nnx.passes.op_split", fromlist=["OpSplitPass"]).OpSplitPass,
     "topo-reorder": lambda: __import__("nnx.passes.topo_reorder", fromlist=["TopoReorderPass"]).TopoReorderPass,
     "lower-to-mesh": lambda: __import__("nnx.passes.lower_to_mesh", fromlist=["LowerToMeshPass"]).LowerToMeshPass,
+    "subgraph-split": lambda: __import__("nnx.passes.subgraph_split", fromlist=["SubgraphSplitPass"]).SubgraphSplitPass,
+    "subgraph-fuse": lambda: __import__("nnx.passes.subgraph_fuse", fromlist=["SubgraphFusePass"]).SubgraphFusePass,
     "sparsify": lambda: __import__("nnx.passes.sparsify", fromlist=["SparsifyPass"]).SparsifyPass,
 }
 """Pass name (as written in pipelines) -> function returning the pass class."""

@@ -80,9 +80,10 @@ def _main(argv: list[str]) -> int:
         raise UsageError(f"--target {args.target}: {e.strerror}") from None
     shapes = dict(parse_input_shape(s) for s in args.input_shape)  # as nnx-import
     module = api.import_onnx(args.model, shapes or None, args.batch)
+    package = args.pipeline is None and api.lowering_for(target_path) == api.MESH_LOWERING
     api.run_pipeline(
         module,
-        pipeline,
+        api.default_pipeline(target_path, args.sparsify, lower=False) if package else pipeline,
         filename=args.model,
         verify_each=False,
         print_ir_before_all=args.mlir_print_ir_before_all,
@@ -91,6 +92,11 @@ def _main(argv: list[str]) -> int:
     )
     if args.emit_mlir:
         write_text_atomically(args.emit_mlir, module_to_text(module))
+    if package:  # a mesh target: one mesh program, or a package of them when it does not fit
+        from nnx.split_fuse.programs import write_mesh_programs
+
+        write_mesh_programs(module, target_path, args.output)
+        return 0
     from nnx.passes.lower_to_mesh import ASM_ATTR, DATA_ATTR, write_mesh_files
 
     if ASM_ATTR in module.attributes:  # lower-to-mesh: a mesh program (docs/mesh.md)

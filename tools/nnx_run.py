@@ -89,6 +89,10 @@ def _main(argv: list[str]) -> int:
         from nnx.sim.cli import simulate_main
         from nnx.sim.mesh_cli import simulate_mesh_main, wants_mesh
 
+        from nnx.sim.package_cli import run_package_main, wants_package
+
+        if wants_package(argv):  # a package of mesh programs (docs/subgraph-split-fuse.md)
+            return run_package_main(argv)
         if wants_mesh(argv):  # a mesh program (`.mesh WxH`): the multi-core simulator
             return simulate_mesh_main(argv)
         return simulate_main(argv)

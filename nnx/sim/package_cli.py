@@ -1,0 +1,71 @@
+"""`nnx-run PROG.s` for a program package (a manifest whose first directive is
+`.package`, nnx/sim/package.py):
+
+    nnx-run prog.s --input NAME=FILE.npy ... [--output-dir DIR] [--report R.json] [--target FILE]
+
+runs the programs in order on the mesh simulator and prints `cycles` (weight loads,
+host transfers and mesh runs included), `programs`, and per program its weight-load
+bytes and host traffic. Every problem is one line and exit 1; output files are
+written after a successful run, all or none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from nnx.atomic_file import atomic_outputs
+from nnx.cli import ArgumentParser, UsageError
+from nnx.named_arrays import load_inputs, write_outputs
+from nnx.sim.package import is_package, read_package, run_package
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="nnx-run", description="Run an nnx program package on the mesh simulator.")
+    p.add_argument("program", help="the package manifest (PROG.s)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    p.add_argument("--output-dir", metavar="DIR")
+    p.add_argument("--report", metavar="REPORT.json")
+    p.add_argument("--target", metavar="FILE")
+    return p
+
+
+def wants_package(argv: list[str]) -> bool:
+    """True when the command line runs a program package."""
+    try:
+        args, _ = _parser().parse_known_args(argv)
+    except (UsageError, SystemExit):
+        return False
+    return is_package(args.program)
+
+
+def run_package_main(argv: list[str]) -> int:
+    from nnx.sim.asm_mesh import read_mesh_program
+    from nnx.sim.mesh_cli import resolve_target
+    from nnx.sim.package import PackageError
+
+    args = _parser().parse_args(argv)
+    inputs = load_inputs(args.input)
+    try:
+        pkg = read_package(args.program)
+        if not pkg.programs:
+            raise PackageError(f"{args.program}: the package has no programs")
+        target = resolve_target(args.target, read_mesh_program(pkg.programs[0]))
+        result = run_package(pkg, inputs, target)
+    except PackageError as e:
+        raise UsageError(str(e)) from None
+    report = result.report()
+    print(f"cycles {report['cycles']}")
+    print(f"programs {report['programs']}")
+    for r in result.runs:
+        print(f"  {r.program}: cycles {r.cycles} (weights {r.weight_load_cycles}, host {r.host_cycles}, "
+              f"mesh {r.mesh_cycles}), weight-load bytes {r.weight_load_bytes}, "
+              f"host in {r.host_in_bytes} B, host out {r.host_out_bytes} B")
+    paths = [args.report] if args.report else []
+    with atomic_outputs(paths) as temps:
+        if args.report:
+            with open(temps[0], "w", encoding="utf-8") as f:
+                json.dump(report, f, indent=1)
+        if args.output_dir:
+            write_outputs(args.output_dir, result.outputs)
+    return 0

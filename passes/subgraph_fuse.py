@@ -1,0 +1,96 @@
+"""`subgraph-fuse`: fuse neighbouring `graph.subgraph` ops of @main's chain while the
+fused subgraph still compiles on the mesh (docs/subgraph-split-fuse.md).
+
+Input: the chain `subgraph-split` writes (ops outside any subgraph count as one
+subgraph each). Every subgraph that does not compile is first split further (as
+`subgraph-split` with a target does); then neighbours are fused with `strategy` when
+the sums over the fused parts of compute (multiply-accumulates, one per output
+element for other ops), weight bytes and mapped cores each lie within their
+[min, max] window and the fused subgraph compiles. The chain is outlined again.
+
+Options:
+
+* `strategy=pairwise|greedy|bidirectional|optimal` (greedy), `group=K` (2) for
+  pairwise, `objective=programs|time` (programs) for optimal;
+* `min-compute`, `max-compute`, `min-weights`, `max-weights`, `min-cores`,
+  `max-cores`: the windows; a max of -1 (the default) is no limit;
+* `target` (mesh), `rule` (halve), `placement` (bisect): as for `subgraph-split`.
+
+    nnx-opt m.mlir -p 'subgraph-split,subgraph-fuse{target="mesh4x4.toml" strategy=optimal}'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from nnx.diagnostics import PassError
+
+
+def _limit(v: int) -> float:
+    return math.inf if v < 0 else v
+
+
+@dataclass(frozen=True)
+class SubgraphFusePass(ModulePass):
+    """Fuse neighbouring subgraphs of @main while they compile (module docstring)."""
+
+    name = "subgraph-fuse"
+
+    target: str = "mesh"
+    strategy: str = "greedy"
+    objective: str = "programs"
+    group: int = 2
+    min_compute: int = 0
+    max_compute: int = -1
+    min_weights: int = 0
+    max_weights: int = -1
+    min_cores: int = 0
+    max_cores: int = -1
+    rule: str = "halve"
+    placement: str = "bisect"
+
+    def window(self):
+        from nnx.split_fuse.fuse import FusionWindow
+
+        w = FusionWindow(self.min_compute, _limit(self.max_compute), self.min_weights, _limit(self.max_weights),
+                         self.min_cores, _limit(self.max_cores))
+        w.check(self.name)
+        return w
+
+    def validate(self) -> None:
+        """Bad options are one-line `PassError`s."""
+        from nnx.split_fuse.fuse import OBJECTIVES, STRATEGIES
+
+        if self.strategy not in STRATEGIES:
+            raise PassError(f"subgraph-fuse: unknown strategy '{self.strategy}' (one of {', '.join(STRATEGIES)})")
+        if self.objective not in OBJECTIVES:
+            raise PassError(f"subgraph-fuse: unknown objective '{self.objective}' (one of {', '.join(OBJECTIVES)})")
+        if self.group < 2:
+            raise PassError(f"subgraph-fuse: group must be at least 2, got {self.group}")
+        self.window()
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnx.passes.chip_lower import load_pass_target
+        from nnx.split_fuse.chain import inline, main_function, outline
+
+        self.validate()
+        load_pass_target(self.name, self.target)
+        f = main_function(op, self.name)
+        chain = inline(f)
+        outline(f, fuse_function_chain(f, chain, self))
+
+
+def fuse_function_chain(f, chain, opts: SubgraphFusePass, checker=None):
+    """Split `chain` (ranges of `f`'s scheduled ops) until every range compiles, then
+    fuse it as `opts` says; returns the new chain."""
+    from nnx.split_fuse.fit import FitChecker, split_until_fit
+    from nnx.split_fuse.fuse import Fuser, fuse_chain
+
+    check = checker or FitChecker(f, opts.target, opts.placement)
+    chain = split_until_fit(check, chain, opts.rule, opts.name)
+    return fuse_chain(Fuser(check, opts.window()), chain, opts.strategy, opts.objective, opts.group)
