@@ -19,7 +19,7 @@ Options:
 * `max-orders=N` (64) enumerate when a subgraph has at most N orders, else N random;
 * `merge-below=K` (3) subgraphs with fewer than K ops join the preceding one;
 * `seed=S` (0) for the random orders; `shortlist=M` (3) candidates per subgraph
-  always compiled (the best by estimate); `budget=T` (12) seconds of per-subgraph
+  always compiled (the best by estimate); `budget=T` (10) seconds of per-subgraph
   compilation, shared by size, for more candidates (HEFT's, the beam's, the random
   whole orders' parts, then by estimate; small subgraphs: all their orders);
   `baseline-random=R` (20) random whole orders drawn, of which the whole-model check
@@ -59,7 +59,7 @@ class TopoReorderPass(ModulePass):
     merge_below: int = 3
     seed: int = 0
     shortlist: int = 3
-    budget: int | float = 12
+    budget: int | float = 10
     time_limit: int | float = 30
     baseline_random: int = 20
     verify_random: int = 20

@@ -53,7 +53,7 @@ class SearchOptions:
     merge_below: int = 3
     seed: int = 0
     shortlist: int = 3
-    budget: float = 12.0
+    budget: float = 10.0
     time_limit: float = 30.0
     exhaustive_compile: int = 24
     beam_width: int = 8
@@ -200,7 +200,10 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
             batch = max(2, opts.jobs)
             k0 = 0
             while k0 < len(queue):
-                # the shortlist always; then more while this subgraph's time share lasts
+                # the shortlist while the budget lasts; then more while this subgraph's
+                # time share lasts
+                if time.monotonic() - t_start > opts.budget:
+                    break
                 if 0 < opts.shortlist < k0 and time.monotonic() - t0 > share:
                     break
                 chunk = queue[k0:k0 + (max(opts.shortlist + 1, batch) if k0 == 0 else batch)]
@@ -217,6 +220,8 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
                         t[opts.cost] = by[tuple(t["order"])]
                 best = min(by, key=lambda o: (by[o], o != local_onnx))
                 best_cost = by[best]
+            else:  # the budget was spent before this subgraph: keep its ONNX order
+                best = local_onnx
         part_costs.append(by if opts.cost in ("model", "simulate") and len(scored) > 1 else {})
         chosen.extend(best)
         key = next((v for v in reversed(part) if v in keyset), None)
