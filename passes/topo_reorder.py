@@ -24,8 +24,8 @@ Options:
   whole orders' parts, then by estimate; small subgraphs: all their orders);
   `baseline-random=R` (20) random whole orders drawn, of which the whole-model check
   compiles up to `verify-random=V` (20), best composed per-subgraph cost first, while
-  `time-limit=S` (30) seconds of the whole search last (the ONNX, searched and HEFT
-  orders are always compiled): never slower than the best of the R when they fit;
+  `time-limit=S` (30; 0 = none) seconds of the whole search last (the ONNX, searched
+  and HEFT orders are always compiled): never slower than the best of the R when they fit;
 * `schedule` (true) the `lower-to-chip` option the measurements compile with;
   `target` the target TOML; `jobs` compile processes (0 = the cores, at most 4);
 * `report="r.json"`, `dot="g.dot"`, `gantt="g.png"` (also `g.onnx.png`, before).
