@@ -280,3 +280,15 @@ def test_default_never_slower_than_the_best_of_the_random_whole_orders():
     each = [measure(ordered_clone(m, "main", o), "", False).simulate for o in rand]
     assert got <= min(each)
     assert got <= measure(m.clone(), "", False).simulate
+
+
+def test_composed_cost_sums_the_parts_and_needs_every_part():
+    """A whole order's composed cost is the sum of its parts' compiled costs (single-op
+    parts have one order and cost nothing extra); a part not compiled makes it None."""
+    from nnx.topo_order.search import composed_cost
+
+    parts = [[0, 1, 2], [3], [4, 5]]
+    costs = [{(0, 1, 2): 10, (1, 0, 2): 7}, {}, {(4, 5): 3, (5, 4): 5}]
+    assert composed_cost((1, 0, 2, 3, 5, 4), parts, costs) == 12
+    assert composed_cost((0, 1, 2, 3, 4, 5), parts, costs) == 13
+    assert composed_cost((0, 2, 1, 3, 4, 5), parts, costs) is None
