@@ -284,19 +284,29 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     randoms = [o for o in sorted(dict.fromkeys(whole_random), key=rank) if o not in uniq]
     randoms = randoms[: max(opts.verify_random, 0)]
     jobs = max(1, opts.jobs)
-    first = list(uniq) + randoms[: (-len(uniq)) % jobs]
     cyc: dict[tuple[int, ...], int] = {}
-    k = len(first) - len(uniq)
-    t0 = time.monotonic()
-    for o, m in zip(first, cache.measure_all([ordered_clone(module, func_name, o) for o in first])):
-        cyc[o] = m.simulate
-    per_batch = (time.monotonic() - t0) / max(1, -(-len(first) // jobs))
+    if len(parts) == 1 and opts.cost == "simulate":
+        # one subgraph: the search compiled whole orders already (a subgraph compiled
+        # alone is the whole model; the same cycles, tested)
+        cyc.update((o, c) for o, c in part_costs[0].items() if o in uniq or o in randoms)
+    todo = [o for o in randoms if o not in cyc]
+    first = [o for o in uniq if o not in cyc]
+    first += todo[: (-len(first)) % jobs]
+    k = len(first) - sum(1 for o in uniq if o not in cyc)
+    per_batch = 0.0
+    if first:
+        t0 = time.monotonic()
+        for o, m in zip(first, cache.measure_all([ordered_clone(module, func_name, o) for o in first])):
+            cyc[o] = m.simulate
+        per_batch = (time.monotonic() - t0) / max(1, -(-len(first) // jobs))
     limit = opts.time_limit if opts.time_limit > 0 else float("inf")
-    while k < len(randoms) and time.monotonic() + 1.2 * per_batch <= t_start + limit:
-        chunk = randoms[k:k + jobs]
+    while k < len(todo) and time.monotonic() + 1.2 * per_batch <= t_start + limit:
+        chunk = todo[k:k + jobs]
         k += len(chunk)
+        t0 = time.monotonic()
         for o, m in zip(chunk, cache.measure_all([ordered_clone(module, func_name, o) for o in chunk])):
             cyc[o] = m.simulate
+        per_batch = max(per_batch, time.monotonic() - t0)
     for nm, o in names.items():
         result.whole[nm] = cyc[o]
     for j, o in enumerate(r for r in randoms if r in cyc):
