@@ -159,6 +159,17 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     def est(order) -> int:
         return estimate_order(order, preds, costs, target, prods)
 
+    # the whole-model check's fixed baselines first: their compile time sets how much
+    # of the time limit the per-subgraph search may use (the check still needs one
+    # more batch: the searched order and the best random one)
+    sub_deadline = t_start + opts.budget
+    if opts.verify and len({onnx, heft, *whole_random}) > 1:
+        t0 = time.monotonic()
+        cache.measure_all([ordered_clone(module, func_name, o) for o in dict.fromkeys((onnx, heft))])
+        whole_time = time.monotonic() - t0
+        sub_deadline = t0 + whole_time + opts.budget
+        if opts.time_limit > 0:
+            sub_deadline = min(sub_deadline, t_start + opts.time_limit - 1.2 * whole_time)
     chosen: list[int] = []
     keyset = set(keys)
     part_costs: list[dict[tuple[int, ...], int]] = []
@@ -195,14 +206,14 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
             share = opts.budget * len(part) / max(n, 1)
             if exhaustive is not None and len(queue) <= opts.exhaustive_compile:
                 share = float("inf")  # a small subgraph: every order, proven best
-            share = min(share, max(0.0, opts.budget - (time.monotonic() - t_start)))
+            share = min(share, max(0.0, sub_deadline - time.monotonic()))
             by = {}
             batch = max(2, opts.jobs)
             k0 = 0
             while k0 < len(queue):
                 # the shortlist while the budget lasts; then more while this subgraph's
                 # time share lasts
-                if time.monotonic() - t_start > opts.budget:
+                if time.monotonic() > sub_deadline:
                     break
                 if 0 < opts.shortlist < k0 and time.monotonic() - t0 > share:
                     break
@@ -289,6 +300,11 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
         # one subgraph: the search compiled whole orders already (a subgraph compiled
         # alone is the whole model; the same cycles, tested)
         cyc.update((o, c) for o, c in part_costs[0].items() if o in uniq or o in randoms)
+    for o in uniq:  # the ONNX and HEFT orders, compiled before the search
+        if o not in cyc:
+            known = cache.entries.get(cache.key(ordered_clone(module, func_name, o)))
+            if known is not None:
+                cyc[o] = known.simulate
     todo = [o for o in randoms if o not in cyc]
     first = [o for o in uniq if o not in cyc]
     first += todo[: (-len(first)) % jobs]
