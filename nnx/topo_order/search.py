@@ -17,10 +17,12 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    then HEFT's, the beam's and the random whole orders' parts, then the rest, while
    the subgraph's share of `budget` seconds lasts;
 4. the whole-graph order is the concatenation of the subgraphs' best orders; when
-   `verify`, the ONNX order, the HEFT order, the `verify_random` random whole orders
-   the estimate ranks best (all `baseline_random` of them when it is that large) and
-   it are compiled as whole models and the fewest simulated cycles win (ties keep the
-   ONNX order): the result is never slower than those.
+   `verify`, the ONNX and HEFT orders are compiled as whole models first (their
+   compile time bounds step 3 so that the check fits `time_limit`), then the searched
+   order and up to `verify_random` random whole orders, best composed per-subgraph
+   cost first, while the time limit lasts; the fewest simulated cycles win (ties keep
+   the ONNX order): never slower than the ONNX and HEFT orders, nor than the random
+   whole orders compiled (all of them when they fit).
 """
 
 from __future__ import annotations
