@@ -14,7 +14,7 @@ program output of the whole becomes an intermediate buffer, inputs of the same n
 share one buffer, and the instruction streams are concatenated in program order
 (`nnx.seq` renumbered, `nnx.access` renamed). `chip-allocate` then gives the one
 storage allocation, `chip-schedule`/`chip-sync` schedule and synchronise the whole
-(`link_and_finish`). Each program leaves its results in storage and assumes nothing
+(`finish`, `compile_linked`). Each program leaves its results in storage and assumes nothing
 resident in the caches when it starts, so the concatenation is correct; the
 dependency analysis of chip-schedule/chip-sync orders the reuse of cache regions
 across program boundaries from the instructions' exact accesses.
