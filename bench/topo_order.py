@@ -201,7 +201,7 @@ def geomean(xs) -> float:
 # --------------------------------------------------------------------------------------
 
 
-def bench_model(name: str, n_random: int, exhaustive_limit: int = 24) -> dict:
+def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: bool = False) -> dict:
     from nnx.ir_io import make_context
     from nnx.passes.topo_reorder import TopoReorderPass
     from nnx.target import load_target
@@ -246,9 +246,13 @@ def bench_model(name: str, n_random: int, exhaustive_limit: int = 24) -> dict:
         row[key] = measure(m, "", sched).simulate
         rep = json.loads(Path(f"/tmp/bench_topo_{name}_{key}.json").read_text())
         row[key + "_chosen"] = rep["chosen"]
+        row[key + "_random_compiled"] = rep.get("random_whole_orders_compiled", 0)
         row["subgraphs"] = len(rep["subgraphs"])
         row["key_nodes"] = len(rep["key_nodes"])
 
+    if quick:
+        row.update(optimum=[], rank_correlation={}, bound_unit="-", bound_busy=row["onnx_st"], top_waits=[])
+        return row
     # proven optimum on small subgraphs (every order compiled alone), schedule=false
     res = search_order(module, fname, SearchOptions(schedule=False, verify=False, jobs=2), target)
     opt_rows, corr = [], []
@@ -291,12 +295,14 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(LIGHT + TORCHVISION + RANDWIRE + OTHER))
     ap.add_argument("--random", type=int, default=20)
     ap.add_argument("--json", default="")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the baselines and topo-reorder (no optimum, ranking, idle analysis)")
     args = ap.parse_args(argv)
     rows = []
     for name in [m for m in args.models.split(",") if m]:
         t0 = time.monotonic()
         try:
-            row = bench_model(name, args.random)
+            row = bench_model(name, args.random, quick=args.quick)
         except Exception as e:  # noqa: BLE001 - a model that cannot be built here
             print(f"{name}: skipped ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", flush=True)
             continue
@@ -306,7 +312,7 @@ def main(argv=None) -> int:
         print(f"{name:18s} ops {row['ops']:4d} sub {row['subgraphs']:3d} | onnx {b:>9,d} | "
               f"heft {row['heft_sf'] / b:.4f} rand{args.random} {row['random_best_sf'] / b:.4f} "
               f"sched {row['onnx_st'] / b:.4f} | topo sf {row['topo_sf'] / b:.4f} "
-              f"({row['topo_sf_seconds']} s, {row['topo_sf_chosen']}) topo st {row['topo_st'] / b:.4f} "
+              f"({row['topo_sf_seconds']} s, {row['topo_sf_chosen']}, {row['topo_sf_random_compiled']} rand) topo st {row['topo_st'] / b:.4f} "
               f"({row['topo_st_seconds']} s) | bound {row['bound_unit']} {row['onnx_st'] / row['bound_busy']:.3f}x",
               flush=True)
         for o in row["optimum"]:
@@ -314,7 +320,8 @@ def main(argv=None) -> int:
                   f"{o['onnx'] / o['optimum']:.4f} search/opt {o['search'] / o['optimum']:.4f}", flush=True)
         if row["rank_correlation"]:
             print(f"    ranking vs simulate: {row['rank_correlation']}", flush=True)
-        print(f"    idle: {'; '.join(row['top_waits'])}", flush=True)
+        if row["top_waits"]:
+            print(f"    idle: {'; '.join(row['top_waits'])}", flush=True)
     branchy = [r for r in rows if r["model"] not in CHAINS]
     if branchy:
         print(f"geomean over {len(branchy)} branchy models (vs ONNX order, schedule=false): "

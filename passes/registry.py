@@ -45,6 +45,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "chip-allocate": lambda: __import__("nnx.passes.chip_allocate", fromlist=["ChipAllocatePass"]).ChipAllocatePass,
     "chip-schedule": lambda: __import__("nnx.passes.chip_schedule", fromlist=["ChipSchedulePass"]).ChipSchedulePass,
     "chip-sync": lambda: __import__("nnx.passes.chip_sync", fromlist=["ChipSyncPass"]).ChipSyncPass,
+    "chip-link": lambda: __import__("nnx.passes.chip_link", fromlist=["ChipLinkPass"]).ChipLinkPass,
     "lower-to-chip": lambda: __import__("nnx.passes.lower_to_chip", fromlist=["LowerToChipPass"]).LowerToChipPass,
     "swap-insert": lambda: __import__("nnx.passes.swap_insert", fromlist=["SwapInsertPass"]).SwapInsertPass,
     "tensor-timing": lambda: __import__("nnx.passes.tensor_timing", fromlist=["TensorTimingPass"]).TensorTimingPass,

@@ -19,12 +19,13 @@ Options:
 * `max-orders=N` (64) enumerate when a subgraph has at most N orders, else N random;
 * `merge-below=K` (3) subgraphs with fewer than K ops join the preceding one;
 * `seed=S` (0) for the random orders; `shortlist=M` (3) candidates per subgraph
-  always compiled (the best by estimate); `budget=T` (20) seconds of per-subgraph
+  always compiled (the best by estimate); `budget=T` (10) seconds of per-subgraph
   compilation, shared by size, for more candidates (HEFT's, the beam's, the random
-  whole orders' parts, then by estimate; small subgraphs: all their orders); `baseline-random=R` (20) random whole orders
-  drawn, of which the whole-model check compiles the `verify-random=V` (1) the
-  estimate ranks best (V = R: never slower than the best of the R, at R whole-model
-  compiles);
+  whole orders' parts, then by estimate; small subgraphs: all their orders);
+  `baseline-random=R` (20) random whole orders drawn, of which the whole-model check
+  compiles up to `verify-random=V` (20), best composed per-subgraph cost first, while
+  `time-limit=S` (30; 0 = none) seconds of the whole search last (the ONNX, searched
+  and HEFT orders are always compiled): never slower than the best of the R when they fit;
 * `schedule` (true) the `lower-to-chip` option the measurements compile with;
   `target` the target TOML; `jobs` compile processes (0 = the cores, at most 4);
 * `report="r.json"`, `dot="g.dot"`, `gantt="g.png"` (also `g.onnx.png`, before).
@@ -58,9 +59,10 @@ class TopoReorderPass(ModulePass):
     merge_below: int = 3
     seed: int = 0
     shortlist: int = 3
-    budget: int | float = 20
+    budget: int | float = 10
+    time_limit: int | float = 30
     baseline_random: int = 20
-    verify_random: int = 1
+    verify_random: int = 20
     verify: bool = True
     schedule: bool = True
     target: str = ""
@@ -78,7 +80,8 @@ class TopoReorderPass(ModulePass):
             raise PassError(f"topo-reorder: search={self.search!r}: expected one of {', '.join(SEARCHES)}")
         if self.cost not in COSTS:
             raise PassError(f"topo-reorder: cost={self.cost!r}: expected one of {', '.join(COSTS)}")
-        for nm, v, lo in (("max-orders", self.max_orders, 1), ("merge-below", self.merge_below, 1),
+        for nm, v, lo in (("budget", self.budget, 0), ("time-limit", self.time_limit, 0),
+                          ("max-orders", self.max_orders, 1), ("merge-below", self.merge_below, 1),
                           ("shortlist", self.shortlist, 0), ("baseline-random", self.baseline_random, 0),
                           ("verify-random", self.verify_random, 0),
                           ("jobs", self.jobs, 0)):
@@ -107,7 +110,7 @@ class TopoReorderPass(ModulePass):
         opts = SearchOptions(
             search=self.search, cost=self.cost, max_orders=self.max_orders,
             merge_below=self.merge_below, seed=self.seed, shortlist=self.shortlist,
-            budget=float(self.budget),
+            budget=float(self.budget), time_limit=float(self.time_limit),
             baseline_random=self.baseline_random, verify_random=self.verify_random,
             verify=self.verify, schedule=self.schedule,
             target_path=self.target, jobs=self.jobs or default_jobs(),
@@ -137,7 +140,8 @@ class TopoReorderPass(ModulePass):
                       f"{s.orders_total}, tried {len(s.tried)}, best cost {s.best_cost}, "
                       f"{s.seconds:.2f} s", file=sys.stderr)
             print(f"remark: topo-reorder: chose the {result.chosen} order "
-                  f"({result.whole or 'unchanged'}) in {result.seconds:.1f} s", file=sys.stderr)
+                  f"({result.whole or 'unchanged'}; {result.verified_random} random whole orders "
+                  f"compiled) in {result.seconds:.1f} s", file=sys.stderr)
 
     def _gantt(self, module: ModuleOp, func_name: str, result, target) -> None:
         """Gantt PNGs of the chosen and the ONNX order: each subgraph compiled alone,

@@ -9,7 +9,9 @@ One concept per module:
 * cost         what an order costs: `estimate` (graph level), `model` (compiled
                instructions, fetch + per-unit compute), `simulate` (compiled, replayed);
 * compile_cache compiled subgraphs by content hash, compiled in a process pool;
-* report       the JSON report, the DOT view and the Gantt chart.
+* report       the JSON report, the DOT view and the Gantt chart;
+* link         per-subgraph compilation with symbolic references, and the linker
+               (`chip-link`, passes/chip_link.py).
 
 `passes/topo_reorder.py` strings them together.
 """

@@ -17,10 +17,12 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    then HEFT's, the beam's and the random whole orders' parts, then the rest, while
    the subgraph's share of `budget` seconds lasts;
 4. the whole-graph order is the concatenation of the subgraphs' best orders; when
-   `verify`, the ONNX order, the HEFT order, the `verify_random` random whole orders
-   the estimate ranks best (all `baseline_random` of them when it is that large) and
-   it are compiled as whole models and the fewest simulated cycles win (ties keep the
-   ONNX order): the result is never slower than those.
+   `verify`, the ONNX and HEFT orders are compiled as whole models first (their
+   compile time bounds step 3 so that the check fits `time_limit`), then the searched
+   order and up to `verify_random` random whole orders, best composed per-subgraph
+   cost first, while the time limit lasts; the fewest simulated cycles win (ties keep
+   the ONNX order): never slower than the ONNX and HEFT orders, nor than the random
+   whole orders compiled (all of them when they fit).
 """
 
 from __future__ import annotations
@@ -53,11 +55,12 @@ class SearchOptions:
     merge_below: int = 3
     seed: int = 0
     shortlist: int = 3
-    budget: float = 20.0
+    budget: float = 10.0
+    time_limit: float = 30.0
     exhaustive_compile: int = 24
     beam_width: int = 8
     baseline_random: int = 20
-    verify_random: int = 1
+    verify_random: int = 20
     verify: bool = True
     schedule: bool = True
     target_path: str = ""
@@ -88,6 +91,7 @@ class SearchResult:
     seconds: float = 0.0
     compiled: int = 0
     cache_hits: int = 0
+    verified_random: int = 0
 
 
 class _Progress:
@@ -157,8 +161,20 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     def est(order) -> int:
         return estimate_order(order, preds, costs, target, prods)
 
+    # the whole-model check's fixed baselines first: their compile time sets how much
+    # of the time limit the per-subgraph search may use (the check still needs one
+    # more batch: the searched order and the best random one)
+    sub_deadline = t_start + opts.budget
+    if opts.verify and len({onnx, heft, *whole_random}) > 1:
+        t0 = time.monotonic()
+        cache.measure_all([ordered_clone(module, func_name, o) for o in dict.fromkeys((onnx, heft))])
+        whole_time = time.monotonic() - t0
+        sub_deadline = t0 + whole_time + opts.budget
+        if opts.time_limit > 0:
+            sub_deadline = min(sub_deadline, t_start + opts.time_limit - 1.2 * whole_time)
     chosen: list[int] = []
     keyset = set(keys)
+    part_costs: list[dict[tuple[int, ...], int]] = []
     for pi, part in enumerate(parts):
         t0 = time.monotonic()
         local_onnx = tuple(part)
@@ -186,16 +202,21 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
         scored = sorted(((est(prefix + o), o) for o in cands), key=lambda t: (t[0], t[1] != local_onnx))
         tried = [{"order": list(o), "kind": cands[o], "estimate": c} for c, o in scored]
         best_cost, best = scored[0]
+        by: dict[tuple[int, ...], int] = {}
         if opts.cost in ("model", "simulate") and len(scored) > 1:
             queue = _compile_queue(scored, cands, local_onnx, opts, exhaustive is not None)
             share = opts.budget * len(part) / max(n, 1)
             if exhaustive is not None and len(queue) <= opts.exhaustive_compile:
                 share = float("inf")  # a small subgraph: every order, proven best
-            by: dict[tuple[int, ...], int] = {}
+            share = min(share, max(0.0, sub_deadline - time.monotonic()))
+            by = {}
             batch = max(2, opts.jobs)
             k0 = 0
             while k0 < len(queue):
-                # the shortlist always; then more while this subgraph's time share lasts
+                # the shortlist while the budget lasts; then more while this subgraph's
+                # time share lasts
+                if time.monotonic() > sub_deadline:
+                    break
                 if 0 < opts.shortlist < k0 and time.monotonic() - t0 > share:
                     break
                 chunk = queue[k0:k0 + (max(opts.shortlist + 1, batch) if k0 == 0 else batch)]
@@ -212,6 +233,9 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
                         t[opts.cost] = by[tuple(t["order"])]
                 best = min(by, key=lambda o: (by[o], o != local_onnx))
                 best_cost = by[best]
+            else:  # the budget was spent before this subgraph: keep its ONNX order
+                best = local_onnx
+        part_costs.append(by if opts.cost in ("model", "simulate") and len(scored) > 1 else {})
         chosen.extend(best)
         key = next((v for v in reversed(part) if v in keyset), None)
         result.subgraphs.append(SubgraphReport(
@@ -220,22 +244,9 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     searched = tuple(chosen)
     final = searched
     result.chosen = "search"
-    if opts.verify and searched != onnx:
-        cand = {"onnx": onnx, "search": searched, "heft": heft}
-        ranked = sorted(dict.fromkeys(whole_random), key=est)[: max(opts.verify_random, 0)]
-        for k, o in enumerate(ranked):
-            cand["random" if k == 0 else f"random{k}"] = o
-        names = list(dict.fromkeys(cand))
-        uniq: dict[tuple[int, ...], str] = {}
-        for nm in names:
-            uniq.setdefault(cand[nm], nm)
-        orders = list(uniq)
-        ms = cache.measure_all([ordered_clone(module, func_name, o) for o in orders])
-        cyc = {o: m.simulate for o, m in zip(orders, ms)}
-        for nm in names:
-            result.whole[nm] = cyc[cand[nm]]
-        final = min(orders, key=lambda o: (cyc[o], o != onnx, o != searched))
-        result.chosen = uniq[final]
+    if opts.verify and len({onnx, searched, heft, *whole_random}) > 1:
+        final = _whole_check(module, func_name, opts, cache, result, parts, part_costs,
+                             [onnx, searched, heft], whole_random, est, t_start)
     elif searched == onnx:
         result.chosen = "onnx"
     bar.close()
@@ -244,3 +255,82 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     result.compiled = cache.compiled
     result.cache_hits = cache.hits
     return result
+
+
+def composed_cost(order: tuple[int, ...], parts: list[list[int]],
+                  part_costs: list[dict[tuple[int, ...], int]]) -> int | None:
+    """A whole order's cost composed from its subgraphs' compiled costs (each part
+    compiled alone, from the compile cache), or None when a part was not compiled.
+    Subgraphs run one after another, so the sum ranks whole orders without compiling
+    them; it is not the whole model's cycles (results resident across a key node,
+    overlap at the boundaries), which is why the whole-model check compiles."""
+    total = 0
+    for part, by in zip(parts, part_costs):
+        if len(part) == 1:
+            continue
+        inside = set(part)
+        c = by.get(tuple(v for v in order if v in inside))
+        if c is None:
+            return None
+        total += c
+    return total
+
+
+def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, result: SearchResult,
+                 parts, part_costs, fixed, whole_random, est, t_start: float) -> tuple[int, ...]:
+    """Compile and simulate whole-model candidates; the fewest cycles win, ties keep
+    the ONNX order. The ONNX, searched and HEFT orders always; then the random whole
+    orders, best composed cost first (then by estimate), `jobs` at a time while the
+    `time_limit` lasts (0: no limit; a batch is taken to last 1.2x the first one), at most
+    `verify_random` of them: with the defaults every one of the `baseline_random`
+    random orders unless the model is too large to compile them all in time."""
+    onnx, searched, heft = fixed
+    names = {"onnx": onnx, "search": searched, "heft": heft}
+    uniq: dict[tuple[int, ...], str] = {}
+    for nm, o in names.items():
+        uniq.setdefault(o, nm)
+
+    def rank(o):
+        c = composed_cost(o, parts, part_costs)
+        return (c is None, c or 0, est(o))
+
+    randoms = [o for o in sorted(dict.fromkeys(whole_random), key=rank) if o not in uniq]
+    randoms = randoms[: max(opts.verify_random, 0)]
+    jobs = max(1, opts.jobs)
+    cyc: dict[tuple[int, ...], int] = {}
+    if len(parts) == 1 and opts.cost == "simulate":
+        # one subgraph: the search compiled whole orders already (a subgraph compiled
+        # alone is the whole model; the same cycles, tested)
+        cyc.update((o, c) for o, c in part_costs[0].items() if o in uniq or o in randoms)
+    for o in uniq:  # the ONNX and HEFT orders, compiled before the search
+        if o not in cyc:
+            known = cache.entries.get(cache.key(ordered_clone(module, func_name, o)))
+            if known is not None:
+                cyc[o] = known.simulate
+    todo = [o for o in randoms if o not in cyc]
+    first = [o for o in uniq if o not in cyc]
+    first += todo[: (-len(first)) % jobs]
+    k = len(first) - sum(1 for o in uniq if o not in cyc)
+    per_batch = 0.0
+    if first:
+        t0 = time.monotonic()
+        for o, m in zip(first, cache.measure_all([ordered_clone(module, func_name, o) for o in first])):
+            cyc[o] = m.simulate
+        per_batch = (time.monotonic() - t0) / max(1, -(-len(first) // jobs))
+    limit = opts.time_limit if opts.time_limit > 0 else float("inf")
+    while k < len(todo) and time.monotonic() + 1.2 * per_batch <= t_start + limit:
+        chunk = todo[k:k + jobs]
+        k += len(chunk)
+        t0 = time.monotonic()
+        for o, m in zip(chunk, cache.measure_all([ordered_clone(module, func_name, o) for o in chunk])):
+            cyc[o] = m.simulate
+        per_batch = max(per_batch, time.monotonic() - t0)
+    for nm, o in names.items():
+        result.whole[nm] = cyc[o]
+    for j, o in enumerate(r for r in randoms if r in cyc):
+        uniq.setdefault(o, "random" if j == 0 else f"random{j}")
+        result.whole[uniq[o]] = cyc[o]
+    result.verified_random = sum(1 for o in whole_random if o in cyc)
+    final = min(cyc, key=lambda o: (cyc[o], o != onnx, o != searched))
+    result.chosen = uniq[final]
+    return final
