@@ -22,7 +22,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.graph_queries import const_value
-from nnx.mesh.partition import Plan, Split, shape
+from nnx.mesh.partition import Plan, Split, covered_pieces, shape
 from nnx.resources import register_array
 
 #: op index of the pseudo-op gathering a split graph output (item (RETURN, output index))
@@ -71,6 +71,12 @@ class _Producers:
             return [(p, r, part)]
         return [(p, r, j) for j in range(sp.k)]
 
+    def reduce_pieces(self, v: SSAValue, sp: Split, part: int) -> list[Piece]:
+        """The pieces of `v` that part `part` of a reduction split `sp` reads."""
+        p = self.of(v)
+        return [(p, _result_index(v), q)
+                for q in covered_pieces(self.plan.splits[p], sp.bounds[part], sp.bounds[part + 1])]
+
     def stage_of(self, piece: Piece) -> int:
         return self.plan.where[(piece[0], piece[2])]
 
@@ -87,6 +93,8 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
     for v in vals:
         if prod.of(v) is None:
             args.append(v.index)  # a block argument of @main
+        elif i != RETURN and plan.kinds[i] == "reduce":
+            pieces.extend(prod.reduce_pieces(v, plan.splits[i], part))
         else:
             pieces.extend(prod.pieces(v, part if follow else None))
     return args, pieces
@@ -229,6 +237,8 @@ class _Builder:
         out_t = op.results[0].type
         if kind == "split" and isinstance(op, g.GatherOp):
             return self.gather_rows(op, lo, hi)
+        if kind == "reduce":
+            return self.partial_sum(op, sp, lo, hi, part)
         ins: list[SSAValue | None] = []
         for pos, v in enumerate(op.onnx_inputs()):
             if v is None:
@@ -242,6 +252,32 @@ class _Builder:
         if isinstance(op, g.ConvOp) and kind == "follow":
             attrs["group"] = hi - lo
         return type(op).build_onnx(ins, attrs, [_with_dim(out_t, sp.axis, hi - lo)])
+
+    def partial_sum(self, op: Operation, sp: Split, lo: int, hi: int, part: int) -> Operation:
+        """Part [lo, hi) of a reduction split: the input pieces in that range (joined
+        by concat), the weights' matching slice, the bias on part 0 only."""
+        v = op.operands[0]
+        pieces = self.prod.reduce_pieces(v, sp, part)
+        psp = self.plan.splits[self.prod.of(v)]
+        ins = [self.piece(pc, self.piece_type(v.type, psp, pc[2])) for pc in pieces]
+        x = ins[0] if len(ins) == 1 else self.emit(g.ConcatOp.build_onnx(
+            ins, {"axis": sp.axis}, [_with_dim(v.type, sp.axis, hi - lo)])).results[0]
+        w = op.operands[1]
+        warr = const_value(w)
+        if isinstance(op, g.ConvOp):
+            w_axis = 1
+        elif isinstance(op, g.GemmOp):
+            w_axis = 1 if op.attr("transB", 0) else 0
+        else:
+            w_axis = 0
+        new_ins: list[SSAValue | None] = [x, self.const(_slice(warr, w_axis, lo, hi), w, f"{op.name}_{part}")]
+        extra = list(op.onnx_inputs())[2:]
+        for b in extra:
+            new_ins.append(None if b is None or part != 0 else
+                           (self.const(None, b) if const_value(b) is not None else self.value(b, None)))
+        while new_ins and new_ins[-1] is None:
+            new_ins.pop()
+        return type(op).build_onnx(new_ins, op.onnx_attributes(), [op.results[0].type])
 
     def slice_const(self, op, pos, arr, sp: Split, lo, hi):
         """The slice of constant operand `pos` that part [lo, hi) of `op` uses (None:

@@ -8,6 +8,11 @@ An op of `@main` is one of:
   core gathering the indices in its range, the partial results summed); k is the
   larger of its share of the mesh's compute and the number of cores its weights and
   activations need;
+* **reduced** (a conv with one group, a gemm/matmul with a constant right operand,
+  whose input alone is too big for one core, so that no split by output fits): split
+  along the reduction axis (input channels, K) into partial sums, part i taking a run
+  of consecutive pieces of its input (which must come split along that axis), the
+  matching slice of the weights, and the bias on part 0; the consumer sums the parts;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
@@ -75,7 +80,7 @@ class Stage:
 class Plan:
     """The partition of `ops` (the non-constant ops of @main, in order): the split of
     each split or follower op's results (`splits[op index]`), its kind
-    ("split"/"follow"/"whole"), the stages, and which stage holds each op part."""
+    ("split"/"reduce"/"follow"/"whole"), the stages, and which stage holds each op part."""
 
     ops: list[Operation]
     kinds: list[str]
@@ -176,6 +181,49 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
     return False
 
 
+def reduction_axis(op: Operation, act: SSAValue) -> int | None:
+    """The axis of activation `act` that `op` sums over (a conv's input channels, a
+    matmul/gemm's K), when `op` can be split along it into partial sums, else None."""
+    if isinstance(op, g.ConvOp) and int(op.attr("group", 1)) == 1 and len(shape(act)) == 4 \
+            and const_value(op.operands[1]) is not None and op.operands[0] is act:
+        return 1
+    if isinstance(op, (g.GemmOp, g.MatMulOp)) and op.operands[0] is act \
+            and const_value(op.operands[1]) is not None and len(shape(op.operands[1])) == 2 \
+            and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
+        return len(shape(act)) - 1
+    return None
+
+
+def covered_pieces(sp: Split, lo: int, hi: int) -> list[int]:
+    """The pieces of split `sp` lying inside [lo, hi) (whose bounds are among sp's)."""
+    return [j for j in range(sp.k) if sp.bounds[j] >= lo and sp.bounds[j + 1] <= hi]
+
+
+def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None, budget: float) -> Split | None:
+    """Split `op` along its reduction axis into partial sums (docs/mesh.md,
+    "Compilation"), for an op whose input alone is too big for one core: its single
+    activation operand must come split (concat) along that axis; each part takes a
+    run of consecutive input pieces, as many as fit `budget` with the matching slice
+    of the weights and a full-size partial output. None when that is impossible."""
+    if in_split is None or len(acts) != 1 or in_split.combine != "concat":
+        return None
+    axis = reduction_axis(op, acts[0])
+    if axis is None or in_split.axis != axis:
+        return None
+    n = in_split.bounds[-1]
+    per_unit = (nbytes(acts[0]) + const_bytes(op)) / n
+    out_bytes = sum(nbytes(r) for r in op.results)
+    bounds = [0]
+    for j in range(in_split.k):
+        lo, hi = in_split.bounds[j], in_split.bounds[j + 1]
+        if (hi - lo) * per_unit + out_bytes > budget:
+            return None
+        if (hi - bounds[-1]) * per_unit + out_bytes > budget:
+            bounds.append(lo)
+    bounds.append(n)
+    return Split(axis, tuple(bounds), "sum")
+
+
 def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0) -> Plan:
     """Split the ops and form stages (see the module docstring). `pack` scales the
     compute a stage of whole ops may take (larger: fewer, fuller stages)."""
@@ -270,6 +318,19 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if k > size or (k_mem > 1 and room <= 0):
+                red = reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
+                                      and producer(acts[0]) is not None else None, budget)
+                if red is not None:
+                    kinds.append("reduce")
+                    splits[i] = red
+                    p = producer(acts[0])
+                    for j in range(red.k):
+                        lo, hi = red.bounds[j], red.bounds[j + 1]
+                        srcs = {where[(p, q)] for q in covered_pieces(splits[p], lo, hi)}
+                        frac = (hi - lo) / red.bounds[-1]
+                        pb = int((in_bytes + w_bytes) * frac) + out_bytes
+                        add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+                    continue
                 raise MeshFitError("memory", op_label(op), need if k_mem > size else full_in + out_bytes,
                                    core_memory, op)
             if k > 1:
