@@ -94,9 +94,11 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
         if prod.of(v) is None:
             args.append(v.index)  # a block argument of @main
         elif i != RETURN and plan.kinds[i] == "reduce":
-            pieces.extend(prod.reduce_pieces(v, plan.splits[i], part))
+            pieces.extend(prod.reduce_pieces(v, plan.reductions[i], part))
         else:
             pieces.extend(prod.pieces(v, part if follow else None))
+    if i != RETURN and plan.kinds[i] == "reduce" and part > 0:
+        pieces.append((i, 0, part - 1))  # the running sum of the parts before
     return args, pieces
 
 
@@ -225,6 +227,11 @@ class _Builder:
             ins = [None if v is None else (self.const(None, v) if const_value(v) is not None
                                            else self.value(v, None)) for v in op.onnx_inputs()]
             new = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [r.type for r in op.results]))
+        elif kind == "reduce":
+            sp = self.plan.reductions[i]
+            new = self.partial_sum(op, sp, sp.bounds[part], sp.bounds[part + 1], part)
+            if part == sp.k - 1:  # the last part holds the whole result
+                self.local[(i, 0, None)] = new.results[0]
         else:
             sp = self.plan.splits[i]
             lo, hi = sp.bounds[part], sp.bounds[part + 1]
@@ -237,8 +244,6 @@ class _Builder:
         out_t = op.results[0].type
         if kind == "split" and isinstance(op, g.GatherOp):
             return self.gather_rows(op, lo, hi)
-        if kind == "reduce":
-            return self.partial_sum(op, sp, lo, hi, part)
         ins: list[SSAValue | None] = []
         for pos, v in enumerate(op.onnx_inputs()):
             if v is None:
@@ -254,14 +259,12 @@ class _Builder:
         return type(op).build_onnx(ins, attrs, [_with_dim(out_t, sp.axis, hi - lo)])
 
     def partial_sum(self, op: Operation, sp: Split, lo: int, hi: int, part: int) -> Operation:
-        """Part [lo, hi) of a reduction split: the input pieces in that range (joined
-        by concat), the weights' matching slice, the bias on part 0 only."""
+        """Part [lo, hi) of a reduction split (emitted): one partial product per input
+        piece in that range (with the weights' matching slice; no concat, which would
+        copy the input), the bias on part 0's first product, plus the running sum of
+        the parts before (received from part - 1); returns the op of the sum."""
         v = op.operands[0]
-        pieces = self.prod.reduce_pieces(v, sp, part)
         psp = self.plan.splits[self.prod.of(v)]
-        ins = [self.piece(pc, self.piece_type(v.type, psp, pc[2])) for pc in pieces]
-        x = ins[0] if len(ins) == 1 else self.emit(g.ConcatOp.build_onnx(
-            ins, {"axis": sp.axis}, [_with_dim(v.type, sp.axis, hi - lo)])).results[0]
         w = op.operands[1]
         warr = const_value(w)
         if isinstance(op, g.ConvOp):
@@ -270,14 +273,24 @@ class _Builder:
             w_axis = 1 if op.attr("transB", 0) else 0
         else:
             w_axis = 0
-        new_ins: list[SSAValue | None] = [x, self.const(_slice(warr, w_axis, lo, hi), w, f"{op.name}_{part}")]
-        extra = list(op.onnx_inputs())[2:]
-        for b in extra:
-            new_ins.append(None if b is None or part != 0 else
+        out_t = op.results[0].type
+        last: Operation | None = None
+        for n, pc in enumerate(self.prod.reduce_pieces(v, sp, part)):
+            plo, phi = psp.bounds[pc[2]], psp.bounds[pc[2] + 1]
+            ins: list[SSAValue | None] = [self.piece(pc, self.piece_type(v.type, psp, pc[2])),
+                                          self.const(_slice(warr, w_axis, plo, phi), w, f"{op.name}_{pc[2]}")]
+            for b in list(op.onnx_inputs())[2:]:
+                ins.append(None if b is None or part != 0 or n != 0 else
                            (self.const(None, b) if const_value(b) is not None else self.value(b, None)))
-        while new_ins and new_ins[-1] is None:
-            new_ins.pop()
-        return type(op).build_onnx(new_ins, op.onnx_attributes(), [op.results[0].type])
+            while ins and ins[-1] is None:
+                ins.pop()
+            prod = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [out_t]))
+            last = prod if last is None else self.emit(
+                g.AddOp.build_onnx([last.results[0], prod.results[0]], {}, [out_t]))
+        if part > 0:
+            before = self.piece((self.plan.ops.index(op), 0, part - 1), out_t)
+            last = self.emit(g.AddOp.build_onnx([before, last.results[0]], {}, [out_t]))
+        return last
 
     def slice_const(self, op, pos, arr, sp: Split, lo, hi):
         """The slice of constant operand `pos` that part [lo, hi) of `op` uses (None:

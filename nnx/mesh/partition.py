@@ -12,7 +12,8 @@ An op of `@main` is one of:
   whose input alone is too big for one core, so that no split by output fits): split
   along the reduction axis (input channels, K) into partial sums, part i taking a run
   of consecutive pieces of its input (which must come split along that axis), the
-  matching slice of the weights, and the bias on part 0; the consumer sums the parts;
+  matching slice of the weights, and the bias on part 0; part i adds the running sum
+  of parts 0..i-1 it receives to its own, and the last part holds the result;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
@@ -87,6 +88,9 @@ class Plan:
     splits: dict[int, Split]
     stages: list[Stage]
     where: dict[tuple[int, int | None], int]
+    #: reduction splits (kind "reduce"): part j adds part j-1's running sum to its own
+    #: partial result, so the last part holds the whole result (where[(op, None)])
+    reductions: dict[int, Split] = field(default_factory=dict)
 
 
 def nbytes(v: SSAValue) -> int:
@@ -212,7 +216,7 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
         return None
     n = in_split.bounds[-1]
     per_unit = (nbytes(acts[0]) + const_bytes(op)) / n
-    out_bytes = sum(nbytes(r) for r in op.results)
+    out_bytes = 2 * sum(nbytes(r) for r in op.results)  # its partial result + the running sum
     bounds = [0]
     for j in range(in_split.k):
         lo, hi = in_split.bounds[j], in_split.bounds[j + 1]
@@ -234,6 +238,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     stage_cost = max(total / ncores, MIN_PART_COST) * pack
     kinds: list[str] = []
     splits: dict[int, Split] = {}
+    reductions: dict[int, Split] = {}
     stages: list[Stage] = []
     where: dict[tuple[int, int | None], int] = {}
     succ: list[set[int]] = []
@@ -322,14 +327,17 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                                       and producer(acts[0]) is not None else None, budget)
                 if red is not None:
                     kinds.append("reduce")
-                    splits[i] = red
+                    reductions[i] = red
                     p = producer(acts[0])
                     for j in range(red.k):
                         lo, hi = red.bounds[j], red.bounds[j + 1]
                         srcs = {where[(p, q)] for q in covered_pieces(splits[p], lo, hi)}
+                        if j > 0:  # the running sum of the parts before
+                            srcs.add(where[(i, j - 1)])
                         frac = (hi - lo) / red.bounds[-1]
-                        pb = int((in_bytes + w_bytes) * frac) + out_bytes
+                        pb = int((in_bytes + w_bytes) * frac) + 2 * out_bytes
                         add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+                    where[(i, None)] = where[(i, red.k - 1)]
                     continue
                 raise MeshFitError("memory", op_label(op), need if k_mem > size else full_in + out_bytes,
                                    core_memory, op)
@@ -361,4 +369,4 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 break
         else:
             add(new_stage(False), i, None, srcs, need, costs[i])
-    return Plan(list(ops), kinds, splits, stages, where)
+    return Plan(list(ops), kinds, splits, stages, where, reductions)
