@@ -93,7 +93,7 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
     for v in vals:
         if prod.of(v) is None:
             args.append(v.index)  # a block argument of @main
-        elif i != RETURN and plan.kinds[i] == "reduce":
+        elif i != RETURN and plan.kinds[i] == "reduce" and not isinstance(plan.ops[i], g.GatherOp):
             pieces.extend(prod.reduce_pieces(v, plan.reductions[i], part))
         else:
             pieces.extend(prod.pieces(v, part if follow else None))
@@ -229,7 +229,14 @@ class _Builder:
             new = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [r.type for r in op.results]))
         elif kind == "reduce":
             sp = self.plan.reductions[i]
-            new = self.partial_sum(op, sp, sp.bounds[part], sp.bounds[part + 1], part)
+            if isinstance(op, g.GatherOp):
+                new = self.emit(self.gather_rows(op, sp.bounds[part], sp.bounds[part + 1]))
+                if part > 0:
+                    new = self.emit(g.AddOp.build_onnx(
+                        [self.piece((i, 0, part - 1), op.results[0].type), new.results[0]], {},
+                        [op.results[0].type]))
+            else:
+                new = self.partial_sum(op, sp, sp.bounds[part], sp.bounds[part + 1], part)
             if part == sp.k - 1:  # the last part holds the whole result
                 self.local[(i, 0, None)] = new.results[0]
         else:

@@ -5,7 +5,8 @@ An op of `@main` is one of:
 * **split** over k cores by its output (`conv` with constant weights and one group,
   `gemm`/`matmul` with a constant right operand: output channels / features), or by
   the rows of a constant table (`gather` on axis 0: the word-embedding table, each
-  core gathering the indices in its range, the partial results summed); k is the
+  core gathering the indices in its range, the partial results summed along a chain
+  of the parts, as for a reduction split below); k is the
   larger of its share of the mesh's compute and the number of cores its weights and
   activations need;
 * **reduced** (a conv with one group, a gemm/matmul with a constant right operand,
@@ -49,6 +50,12 @@ MEMORY_FILL = 0.6
 #: this much, so that small ops are not spread thin over cores whose messages would
 #: cost more than their compute (about 4000 cycles of a 256-MAC/cycle MPU)
 MIN_PART_COST = float(1 << 20)
+
+
+#: full-size results a part of a reduction split plans room for within the planning
+#: budget (MEMORY_FILL of a core): its partial product; the running sum received and
+#: their sum live in the remaining 40 % (the lowering's storage check has the last word)
+REDUCTION_OUTPUTS = 1
 
 
 @dataclass(frozen=True)
@@ -216,7 +223,7 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
         return None
     n = in_split.bounds[-1]
     per_unit = (nbytes(acts[0]) + const_bytes(op)) / n
-    out_bytes = 2 * sum(nbytes(r) for r in op.results)  # its partial result + the running sum
+    out_bytes = REDUCTION_OUTPUTS * sum(nbytes(r) for r in op.results)
     bounds = [0]
     for j in range(in_split.k):
         lo, hi = in_split.bounds[j], in_split.bounds[j + 1]
@@ -226,6 +233,30 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
             bounds.append(lo)
     bounds.append(n)
     return Split(axis, tuple(bounds), "sum")
+
+
+def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8) -> int:
+    """The number of pieces `op`'s result must be split into along `axis` so that a
+    later reduction split fits `budget` (1 if none is needed): a conv/gemm/matmul
+    reading the result through elementwise ops of the same shape, whose input alone
+    is too big for a core, takes runs of those pieces (see `reduction_split`)."""
+    need, seen = 1, set()
+    todo = [(op.results[0], depth)]
+    while todo:
+        v, d = todo.pop()
+        for use in list(v.uses):
+            user = use.operation
+            if id(user) in seen or not user.results:
+                continue
+            seen.add(id(user))
+            if reduction_axis(user, v) == axis:
+                out = sum(nbytes(r) for r in user.results)
+                room = budget - REDUCTION_OUTPUTS * out
+                if nbytes(v) + out > budget and room > 0:
+                    need = max(need, int(np.ceil((nbytes(v) + const_bytes(user)) / room)))
+            elif d > 0 and user.has_trait(Elementwise) and shape(user.results[0]) == shape(v):
+                todo.append((user.results[0], d - 1))
+    return need
 
 
 def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0) -> Plan:
@@ -319,9 +350,11 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if combine == "sum":  # every part holds a full-size partial result
                 room = budget - full_in - out_bytes
                 k_mem = 1 if need <= budget else (int(np.ceil(w_bytes / room)) if room > 0 else size + 1)
-            k_compute = min(int(costs[i] / total * ncores * 0.5), int(costs[i] // MIN_PART_COST)) \
+            k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST)) \
                 if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
+            if combine == "concat":  # fine enough pieces for a reduction split downstream
+                k = max(k, min(pieces_for_reduction(op, axis, budget), size))
             if k > size or (k_mem > 1 and room <= 0):
                 red = reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
                                       and producer(acts[0]) is not None else None, budget)
@@ -335,23 +368,32 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                         if j > 0:  # the running sum of the parts before
                             srcs.add(where[(i, j - 1)])
                         frac = (hi - lo) / red.bounds[-1]
-                        pb = int((in_bytes + w_bytes) * frac) + 2 * out_bytes
+                        pb = int((in_bytes + w_bytes) * frac) + REDUCTION_OUTPUTS * out_bytes
                         add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
                     where[(i, None)] = where[(i, red.k - 1)]
                     continue
                 raise MeshFitError("memory", op_label(op), need if k_mem > size else full_in + out_bytes,
                                    core_memory, op)
             if k > 1:
-                kinds.append("split")
                 sp = Split(axis, bounds_of(size, k), combine)
-                splits[i] = sp
-                srcs = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
+                if combine == "sum":  # table rows: partial results summed along a chain
+                    kinds.append("reduce")
+                    reductions[i] = sp
+                else:
+                    kinds.append("split")
+                    splits[i] = sp
+                base = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
                 for j in range(k):
                     frac = (sp.bounds[j + 1] - sp.bounds[j]) / size
                     pb = in_bytes + int((w_bytes + out_bytes) * frac)
+                    srcs = set(base)
                     if combine == "sum":
                         pb = in_bytes + out_bytes + int(w_bytes * frac)
+                        if j > 0:
+                            srcs.add(where[(i, j - 1)])
                     add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+                if combine == "sum":
+                    where[(i, None)] = where[(i, k - 1)]
                 continue
         kinds.append("whole")
         if need > core_memory:

@@ -156,8 +156,8 @@ def test_embedding_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
     comp = compile_for_mesh(module, TARGET, "bisect")
-    rows = [comp.plan.splits[i] for i, op in enumerate(comp.plan.ops)
-            if op.name == "graph.gather" and comp.plan.kinds[i] == "split"]
+    rows = [comp.plan.reductions[i] for i, op in enumerate(comp.plan.ops)
+            if op.name == "graph.gather" and comp.plan.kinds[i] == "reduce"]
     assert len(rows) == 1 and rows[0].combine == "sum" and rows[0].k >= 2, rows
     # ids from every part's row range, both ends of the table included
     ids = np.array([[0, 5999, 1, 2999, 3000, 3001, 4500, 17, 5998, 1500, 2000, 4000, 5000, 100, 3500, 2500]])
