@@ -238,7 +238,8 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
 def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8) -> int:
     """The number of pieces `op`'s result must be split into along `axis` so that a
     later reduction split fits `budget` (1 if none is needed): a conv/gemm/matmul
-    reading the result through elementwise ops of the same shape, whose input alone
+    reading the result through ops that follow the split (elementwise, depthwise
+    conv, ...; see `can_follow`), whose input alone
     is too big for a core, takes runs of those pieces (see `reduction_split`)."""
     need, seen = 1, set()
     todo = [(op.results[0], depth)]
@@ -254,7 +255,7 @@ def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8
                 room = budget - REDUCTION_OUTPUTS * out
                 if nbytes(v) + out > budget and room > 0:
                     need = max(need, int(np.ceil((nbytes(v) + const_bytes(user)) / room)))
-            elif d > 0 and user.has_trait(Elementwise) and shape(user.results[0]) == shape(v):
+            elif d > 0 and can_follow(user, Split(axis, (0, shape(v)[axis])), shape(v)):
                 todo.append((user.results[0], d - 1))
     return need
 
