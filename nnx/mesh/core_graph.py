@@ -22,7 +22,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.graph_queries import const_value
-from nnx.mesh.partition import Plan, Split, shape
+from nnx.mesh.partition import Plan, Split, covered_pieces, shape
 from nnx.resources import register_array
 
 #: op index of the pseudo-op gathering a split graph output (item (RETURN, output index))
@@ -71,6 +71,12 @@ class _Producers:
             return [(p, r, part)]
         return [(p, r, j) for j in range(sp.k)]
 
+    def reduce_pieces(self, v: SSAValue, sp: Split, part: int) -> list[Piece]:
+        """The pieces of `v` that part `part` of a reduction split `sp` reads."""
+        p = self.of(v)
+        return [(p, _result_index(v), q)
+                for q in covered_pieces(self.plan.splits[p], sp.bounds[part], sp.bounds[part + 1])]
+
     def stage_of(self, piece: Piece) -> int:
         return self.plan.where[(piece[0], piece[2])]
 
@@ -87,8 +93,12 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
     for v in vals:
         if prod.of(v) is None:
             args.append(v.index)  # a block argument of @main
+        elif i != RETURN and plan.kinds[i] == "reduce" and not isinstance(plan.ops[i], g.GatherOp):
+            pieces.extend(prod.reduce_pieces(v, plan.reductions[i], part))
         else:
             pieces.extend(prod.pieces(v, part if follow else None))
+    if i != RETURN and plan.kinds[i] == "reduce" and part > 0:
+        pieces.append((i, 0, part - 1))  # the running sum of the parts before
     return args, pieces
 
 
@@ -217,6 +227,18 @@ class _Builder:
             ins = [None if v is None else (self.const(None, v) if const_value(v) is not None
                                            else self.value(v, None)) for v in op.onnx_inputs()]
             new = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [r.type for r in op.results]))
+        elif kind == "reduce":
+            sp = self.plan.reductions[i]
+            if isinstance(op, g.GatherOp):
+                new = self.emit(self.gather_rows(op, sp.bounds[part], sp.bounds[part + 1]))
+                if part > 0:
+                    new = self.emit(g.AddOp.build_onnx(
+                        [self.piece((i, 0, part - 1), op.results[0].type), new.results[0]], {},
+                        [op.results[0].type]))
+            else:
+                new = self.partial_sum(op, sp, sp.bounds[part], sp.bounds[part + 1], part)
+            if part == sp.k - 1:  # the last part holds the whole result
+                self.local[(i, 0, None)] = new.results[0]
         else:
             sp = self.plan.splits[i]
             lo, hi = sp.bounds[part], sp.bounds[part + 1]
@@ -242,6 +264,40 @@ class _Builder:
         if isinstance(op, g.ConvOp) and kind == "follow":
             attrs["group"] = hi - lo
         return type(op).build_onnx(ins, attrs, [_with_dim(out_t, sp.axis, hi - lo)])
+
+    def partial_sum(self, op: Operation, sp: Split, lo: int, hi: int, part: int) -> Operation:
+        """Part [lo, hi) of a reduction split (emitted): one partial product per input
+        piece in that range (with the weights' matching slice; no concat, which would
+        copy the input), the bias on part 0's first product, plus the running sum of
+        the parts before (received from part - 1); returns the op of the sum."""
+        v = op.operands[0]
+        psp = self.plan.splits[self.prod.of(v)]
+        w = op.operands[1]
+        warr = const_value(w)
+        if isinstance(op, g.ConvOp):
+            w_axis = 1
+        elif isinstance(op, g.GemmOp):
+            w_axis = 1 if op.attr("transB", 0) else 0
+        else:
+            w_axis = 0
+        out_t = op.results[0].type
+        last: Operation | None = None
+        for n, pc in enumerate(self.prod.reduce_pieces(v, sp, part)):
+            plo, phi = psp.bounds[pc[2]], psp.bounds[pc[2] + 1]
+            ins: list[SSAValue | None] = [self.piece(pc, self.piece_type(v.type, psp, pc[2])),
+                                          self.const(_slice(warr, w_axis, plo, phi), w, f"{op.name}_{pc[2]}")]
+            for b in list(op.onnx_inputs())[2:]:
+                ins.append(None if b is None or part != 0 or n != 0 else
+                           (self.const(None, b) if const_value(b) is not None else self.value(b, None)))
+            while ins and ins[-1] is None:
+                ins.pop()
+            prod = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [out_t]))
+            last = prod if last is None else self.emit(
+                g.AddOp.build_onnx([last.results[0], prod.results[0]], {}, [out_t]))
+        if part > 0:
+            before = self.piece((self.plan.ops.index(op), 0, part - 1), out_t)
+            last = self.emit(g.AddOp.build_onnx([before, last.results[0]], {}, [out_t]))
+        return last
 
     def slice_const(self, op, pos, arr, sp: Split, lo, hi):
         """The slice of constant operand `pos` that part [lo, hi) of `op` uses (None:

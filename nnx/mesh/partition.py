@@ -5,9 +5,16 @@ An op of `@main` is one of:
 * **split** over k cores by its output (`conv` with constant weights and one group,
   `gemm`/`matmul` with a constant right operand: output channels / features), or by
   the rows of a constant table (`gather` on axis 0: the word-embedding table, each
-  core gathering the indices in its range, the partial results summed); k is the
+  core gathering the indices in its range, the partial results summed along a chain
+  of the parts, as for a reduction split below); k is the
   larger of its share of the mesh's compute and the number of cores its weights and
   activations need;
+* **reduced** (a conv with one group, a gemm/matmul with a constant right operand,
+  whose input alone is too big for one core, so that no split by output fits): split
+  along the reduction axis (input channels, K) into partial sums, part i taking a run
+  of consecutive pieces of its input (which must come split along that axis), the
+  matching slice of the weights, and the bias on part 0; part i adds the running sum
+  of parts 0..i-1 it receives to its own, and the last part holds the result;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
@@ -45,6 +52,12 @@ MEMORY_FILL = 0.6
 MIN_PART_COST = float(1 << 20)
 
 
+#: full-size results a part of a reduction split plans room for within the planning
+#: budget (MEMORY_FILL of a core): its partial product; the running sum received and
+#: their sum live in the remaining 40 % (the lowering's storage check has the last word)
+REDUCTION_OUTPUTS = 1
+
+
 @dataclass(frozen=True)
 class Split:
     """How a value is cut into pieces: along `axis` at `bounds` (k+1 offsets) and
@@ -75,13 +88,16 @@ class Stage:
 class Plan:
     """The partition of `ops` (the non-constant ops of @main, in order): the split of
     each split or follower op's results (`splits[op index]`), its kind
-    ("split"/"follow"/"whole"), the stages, and which stage holds each op part."""
+    ("split"/"reduce"/"follow"/"whole"), the stages, and which stage holds each op part."""
 
     ops: list[Operation]
     kinds: list[str]
     splits: dict[int, Split]
     stages: list[Stage]
     where: dict[tuple[int, int | None], int]
+    #: reduction splits (kind "reduce"): part j adds part j-1's running sum to its own
+    #: partial result, so the last part holds the whole result (where[(op, None)])
+    reductions: dict[int, Split] = field(default_factory=dict)
 
 
 def nbytes(v: SSAValue) -> int:
@@ -176,6 +192,74 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
     return False
 
 
+def reduction_axis(op: Operation, act: SSAValue) -> int | None:
+    """The axis of activation `act` that `op` sums over (a conv's input channels, a
+    matmul/gemm's K), when `op` can be split along it into partial sums, else None."""
+    if isinstance(op, g.ConvOp) and int(op.attr("group", 1)) == 1 and len(shape(act)) == 4 \
+            and const_value(op.operands[1]) is not None and op.operands[0] is act:
+        return 1
+    if isinstance(op, (g.GemmOp, g.MatMulOp)) and op.operands[0] is act \
+            and const_value(op.operands[1]) is not None and len(shape(op.operands[1])) == 2 \
+            and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
+        return len(shape(act)) - 1
+    return None
+
+
+def covered_pieces(sp: Split, lo: int, hi: int) -> list[int]:
+    """The pieces of split `sp` lying inside [lo, hi) (whose bounds are among sp's)."""
+    return [j for j in range(sp.k) if sp.bounds[j] >= lo and sp.bounds[j + 1] <= hi]
+
+
+def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None, budget: float) -> Split | None:
+    """Split `op` along its reduction axis into partial sums (docs/mesh.md,
+    "Compilation"), for an op whose input alone is too big for one core: its single
+    activation operand must come split (concat) along that axis; each part takes a
+    run of consecutive input pieces, as many as fit `budget` with the matching slice
+    of the weights and a full-size partial output. None when that is impossible."""
+    if in_split is None or len(acts) != 1 or in_split.combine != "concat":
+        return None
+    axis = reduction_axis(op, acts[0])
+    if axis is None or in_split.axis != axis:
+        return None
+    n = in_split.bounds[-1]
+    per_unit = (nbytes(acts[0]) + const_bytes(op)) / n
+    out_bytes = REDUCTION_OUTPUTS * sum(nbytes(r) for r in op.results)
+    bounds = [0]
+    for j in range(in_split.k):
+        lo, hi = in_split.bounds[j], in_split.bounds[j + 1]
+        if (hi - lo) * per_unit + out_bytes > budget:
+            return None
+        if (hi - bounds[-1]) * per_unit + out_bytes > budget:
+            bounds.append(lo)
+    bounds.append(n)
+    return Split(axis, tuple(bounds), "sum")
+
+
+def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8) -> int:
+    """The number of pieces `op`'s result must be split into along `axis` so that a
+    later reduction split fits `budget` (1 if none is needed): a conv/gemm/matmul
+    reading the result through ops that follow the split (elementwise, depthwise
+    conv, ...; see `can_follow`), whose input alone
+    is too big for a core, takes runs of those pieces (see `reduction_split`)."""
+    need, seen = 1, set()
+    todo = [(op.results[0], depth)]
+    while todo:
+        v, d = todo.pop()
+        for use in list(v.uses):
+            user = use.operation
+            if id(user) in seen or not user.results:
+                continue
+            seen.add(id(user))
+            if reduction_axis(user, v) == axis:
+                out = sum(nbytes(r) for r in user.results)
+                room = budget - REDUCTION_OUTPUTS * out
+                if nbytes(v) + out > budget and room > 0:
+                    need = max(need, int(np.ceil((nbytes(v) + const_bytes(user)) / room)))
+            elif d > 0 and can_follow(user, Split(axis, (0, shape(v)[axis])), shape(v)):
+                todo.append((user.results[0], d - 1))
+    return need
+
+
 def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0) -> Plan:
     """Split the ops and form stages (see the module docstring). `pack` scales the
     compute a stage of whole ops may take (larger: fewer, fuller stages)."""
@@ -186,6 +270,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     stage_cost = max(total / ncores, MIN_PART_COST) * pack
     kinds: list[str] = []
     splits: dict[int, Split] = {}
+    reductions: dict[int, Split] = {}
     stages: list[Stage] = []
     where: dict[tuple[int, int | None], int] = {}
     succ: list[set[int]] = []
@@ -266,23 +351,50 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if combine == "sum":  # every part holds a full-size partial result
                 room = budget - full_in - out_bytes
                 k_mem = 1 if need <= budget else (int(np.ceil(w_bytes / room)) if room > 0 else size + 1)
-            k_compute = min(int(costs[i] / total * ncores * 0.5), int(costs[i] // MIN_PART_COST)) \
+            k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST)) \
                 if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
+            if combine == "concat":  # fine enough pieces for a reduction split downstream
+                k = max(k, min(pieces_for_reduction(op, axis, budget), size))
             if k > size or (k_mem > 1 and room <= 0):
+                red = reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
+                                      and producer(acts[0]) is not None else None, budget)
+                if red is not None:
+                    kinds.append("reduce")
+                    reductions[i] = red
+                    p = producer(acts[0])
+                    for j in range(red.k):
+                        lo, hi = red.bounds[j], red.bounds[j + 1]
+                        srcs = {where[(p, q)] for q in covered_pieces(splits[p], lo, hi)}
+                        if j > 0:  # the running sum of the parts before
+                            srcs.add(where[(i, j - 1)])
+                        frac = (hi - lo) / red.bounds[-1]
+                        pb = int((in_bytes + w_bytes) * frac) + REDUCTION_OUTPUTS * out_bytes
+                        add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+                    where[(i, None)] = where[(i, red.k - 1)]
+                    continue
                 raise MeshFitError("memory", op_label(op), need if k_mem > size else full_in + out_bytes,
                                    core_memory, op)
             if k > 1:
-                kinds.append("split")
                 sp = Split(axis, bounds_of(size, k), combine)
-                splits[i] = sp
-                srcs = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
+                if combine == "sum":  # table rows: partial results summed along a chain
+                    kinds.append("reduce")
+                    reductions[i] = sp
+                else:
+                    kinds.append("split")
+                    splits[i] = sp
+                base = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
                 for j in range(k):
                     frac = (sp.bounds[j + 1] - sp.bounds[j]) / size
                     pb = in_bytes + int((w_bytes + out_bytes) * frac)
+                    srcs = set(base)
                     if combine == "sum":
                         pb = in_bytes + out_bytes + int(w_bytes * frac)
+                        if j > 0:
+                            srcs.add(where[(i, j - 1)])
                     add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+                if combine == "sum":
+                    where[(i, None)] = where[(i, k - 1)]
                 continue
         kinds.append("whole")
         if need > core_memory:
@@ -300,4 +412,4 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 break
         else:
             add(new_stage(False), i, None, srcs, need, costs[i])
-    return Plan(list(ops), kinds, splits, stages, where)
+    return Plan(list(ops), kinds, splits, stages, where, reductions)

@@ -156,8 +156,8 @@ def test_embedding_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
     comp = compile_for_mesh(module, TARGET, "bisect")
-    rows = [comp.plan.splits[i] for i, op in enumerate(comp.plan.ops)
-            if op.name == "graph.gather" and comp.plan.kinds[i] == "split"]
+    rows = [comp.plan.reductions[i] for i, op in enumerate(comp.plan.ops)
+            if op.name == "graph.gather" and comp.plan.kinds[i] == "reduce"]
     assert len(rows) == 1 and rows[0].combine == "sum" and rows[0].k >= 2, rows
     # ids from every part's row range, both ends of the table included
     ids = np.array([[0, 5999, 1, 2999, 3000, 3001, 4500, 17, 5998, 1500, 2000, 4000, 5000, 100, 3500, 2500]])
@@ -165,3 +165,55 @@ def test_embedding_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
     got = _run_mesh(comp, feeds, tmp_path).outputs["last_hidden_state"]
     ref = ort.InferenceSession(path).run(None, feeds)[0]
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)
+
+
+def _wide_hidden_model(path):
+    """Two blocks whose middle activation is larger than a core of the test mesh can
+    plan for (512 KiB x 0.6): an MLP 64 -> 1024 -> 16 on 128 rows (hidden 512 KiB)
+    and 1x1 convs 4 -> 64 -> 4 at 40 x 40 (hidden 400 KiB). The second matmul/conv
+    cannot be split by output features (each part would need the whole input), so
+    lower-to-mesh must split it along its reduction axis into partial sums, added
+    along a chain of its parts."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+
+    def w(name, *dims):
+        return numpy_helper.from_array((rng.standard_normal(dims) / np.sqrt(dims[0])).astype(np.float32), name)
+
+    inits = [w("W1", 64, 1024), w("W2", 1024, 16), w("C1", 64, 4, 1, 1), w("C2", 4, 64, 1, 1),
+             numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "B1"),
+             numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "B2")]
+    nodes = [helper.make_node("MatMul", ["x", "W1"], ["h"], name="up"),
+             helper.make_node("Relu", ["h"], ["hr"], name="act"),
+             helper.make_node("MatMul", ["hr", "W2"], ["y"], name="down"),
+             helper.make_node("Conv", ["img", "C1", "B1"], ["c"], name="expand"),
+             helper.make_node("Relu", ["c"], ["cr"], name="cact"),
+             helper.make_node("Conv", ["cr", "C2", "B2"], ["z"], name="project")]
+    gr = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [128, 64]),
+                                           helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 4, 40, 40])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [128, 16]),
+                            helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, 40, 40])], inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_reduction_split_of_an_op_whose_input_is_too_big_matches_onnxruntime(tmp_path):
+    import onnxruntime as ort
+
+    path = str(tmp_path / "wide.onnx")
+    _wide_hidden_model(path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    comp = compile_for_mesh(module, TARGET, "bisect")
+    reduced = sorted(op.name for i, op in enumerate(comp.plan.ops) if comp.plan.kinds[i] == "reduce")
+    assert reduced == ["graph.conv", "graph.matmul"], reduced
+    assert all(comp.plan.reductions[i].k >= 2 for i in range(len(comp.plan.ops)) if comp.plan.kinds[i] == "reduce")
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((128, 64)).astype(np.float32),
+             "img": rng.standard_normal((1, 4, 40, 40)).astype(np.float32)}
+    got = _run_mesh(comp, feeds, tmp_path).outputs
+    for name, ref in zip(["y", "z"], ort.InferenceSession(path).run(["y", "z"], feeds)):
+        np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
