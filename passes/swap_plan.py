@@ -34,7 +34,7 @@ works from the simulated schedule instead:
    right before its reader in block order, and the VPU runs its ops in that order.
 
 `plan_reductions` returns the plan; `emit` inserts it into a block (it reuses
-`swap_insert.insert`, so the new ops and edges are those of the seed method).
+`swap_insert.insert`, so the new ops and edges are those of the original method).
 """
 
 from __future__ import annotations

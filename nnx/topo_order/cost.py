@@ -1,13 +1,13 @@
 """What a topological order costs on the target: three measures of cycles.
 
-* `estimate` (no compilation, seed's faster variant): a graph-level timeline of the
+* `estimate` (no compilation, the original method's faster variant): a graph-level timeline of the
   ops on the target's DAU/MPU/VPU units in the given order. Each op loads the inputs
   that are not resident in the output cache (`Target.dma_cycles`), computes on the MPU
   (`Target.mpu_cycles` of its MACs) or the VPU (`Target.vpu_cycles` of its elements),
   and keeps its result resident while the cache has room (least recently used results
   are stored, `Target.dma_cycles`, when it does not). Units run in parallel; an op
   waits for its unit, its loads and its producers.
-* `model` (the seed's cost model over compiled instructions): T1 + T2 with T1 the
+* `model` (the original method's cost model over compiled instructions, docs/topological-order.md): T1 + T2 with T1 the
   instruction fetch (`Target.fetch_cycles`) plus the DAU's data-read time (the sum of
   `Target.instr_cycles` of its instructions) and T2 the busiest compute unit's
   `Target.instr_cycles` in the given order; waits between units are ignored.
@@ -231,7 +231,7 @@ def replay(instrs: Sequence[Instr], target: Target, record: bool = False) -> Rep
 
 
 def model_cycles(instrs: Sequence[Instr], target: Target) -> int:
-    """The seed's cost model over compiled instructions: T1 (instruction fetch + the
+    """The original method's cost model over compiled instructions: T1 (instruction fetch + the
     DAU's data reads) + T2 (the busiest compute unit), waits ignored."""
     from nnx.schedule import estimate_cycles
 

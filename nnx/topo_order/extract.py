@@ -3,7 +3,7 @@
 * `extract_function(dag, order)`: a module with one `func.func @main` whose
   arguments are the subgraph's inputs (values defined outside it, constants cloned
   in) and whose results are its values used outside it, ops in `order`: it compiles
-  on its own (the seed's per-subgraph compilation).
+  on its own (per-subgraph compilation, docs/topological-order.md).
 * `ordered_clone(module, block_of, order)`: a copy of the module with the block in
   `order`; `apply_order(block, dag, order)` reorders in place.
 

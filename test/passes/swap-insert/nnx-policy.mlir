@@ -1,7 +1,7 @@
 // swap-insert{policy=nnx}: the plan from the simulated schedule. The tensors %a,
 // %b and %c (256 KiB each) wait idle while the chain %d..%f runs; the budget asks
 // for about two of them less. The plan reduces the tensors idle at the peak, right
-// after their producers, and without the seed method's edges: no reduction ->
+// after their producers, and without the original method's edges: no reduction ->
 // next-reader serialization edge, no chain between restorations. Default target.
 
 // RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto}' | FileCheck %s --check-prefix=AUTO
