@@ -744,3 +744,16 @@ def builtin_target_named(name: str) -> Target | None:
         if t.name == name:
             return t
     return None
+
+
+def load_pass_target(pass_name: str, path: str) -> "Target":
+    """The target of a pass's `target` option ("" = the embedded default); a bad or
+    unreadable file is a PassError naming the pass."""
+    from nnx.diagnostics import PassError
+
+    try:
+        return load_target(path or None)
+    except TargetError as e:
+        raise PassError(f"{pass_name}: {e}") from None
+    except OSError as e:
+        raise PassError(f"{pass_name}: cannot read target '{path}': {e.strerror}") from None

@@ -37,19 +37,6 @@ from xdsl.passes import ModulePass
 from nnx.diagnostics import PassError
 
 
-def load_pass_target(pass_name: str, path: str):
-    """The target of a pass's `target` option ("" = the embedded default); a bad file
-    is a PassError naming the pass."""
-    from nnx.target import TargetError, load_target
-
-    try:
-        return load_target(path or None)
-    except TargetError as e:
-        raise PassError(f"{pass_name}: {e}") from None
-    except OSError as e:
-        raise PassError(f"{pass_name}: cannot read target '{path}': {e.strerror}") from None
-
-
 def main_function(pass_name: str, module: ModuleOp):
     """(`func.func @main` -- or the only function --, all functions) of a module."""
     from xdsl.dialects import func as fdialect
@@ -88,6 +75,8 @@ def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: st
     Returns the emitted (instruction, reads, writes), in the program's order."""
     from nnx.lowering.errors import LoweringError
     from nnx.lowering.lowering import lower_function
+
+    from nnx.target import load_pass_target
 
     target = load_pass_target(pass_name, target_path)
     main, funcs = main_function(pass_name, module)

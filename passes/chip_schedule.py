@@ -94,7 +94,7 @@ class ChipSchedulePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.dialects.chip import ProgramOp
-        from nnx.passes.chip_lower import load_pass_target
+        from nnx.target import load_pass_target
 
         target = load_pass_target(self.name, self.target)
         for prog in [o for o in op.body.block.ops if isinstance(o, ProgramOp)]:

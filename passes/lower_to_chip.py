@@ -56,7 +56,8 @@ class LowerToChipPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.passes.chip_allocate import allocate_program, chip_programs
-        from nnx.passes.chip_lower import load_pass_target, lower_module
+        from nnx.passes.chip_lower import lower_module
+        from nnx.target import load_pass_target
         from nnx.passes.chip_schedule import schedule_program
         from nnx.passes.chip_sync import synchronise_program
 

@@ -51,7 +51,7 @@ class LowerToMeshPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.mesh.compile import compile_for_mesh
         from nnx.mesh.core_graph import RETURN
-        from nnx.passes.chip_lower import load_pass_target
+        from nnx.target import load_pass_target
 
         load_pass_target(self.name, self.target)
         comp = compile_for_mesh(op, self.target or "mesh", self.placement)

@@ -383,16 +383,11 @@ class OpSplitPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from xdsl.dialects import func
 
-        from nnx.target import TargetError, load_target
+        from nnx.target import load_pass_target
 
         if self.threshold < 0:
             raise PassError(f"op-split: threshold={self.threshold}: must be 0 (from the target) or positive")
-        try:
-            target = load_target(self.target or None)
-        except TargetError as e:
-            raise PassError(f"op-split: {e}") from None
-        except OSError as e:
-            raise PassError(f"op-split: cannot read target '{self.target}': {e.strerror}") from None
+        target = load_pass_target("op-split", self.target)
         threshold = self.threshold or default_threshold(target)
         for f in [o for o in op.body.block.ops if isinstance(o, func.FuncOp)]:
             work = list(f.body.block.ops)

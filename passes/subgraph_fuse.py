@@ -75,7 +75,7 @@ class SubgraphFusePass(ModulePass):
         self.window()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnx.passes.chip_lower import load_pass_target
+        from nnx.target import load_pass_target
         from nnx.split_fuse.chain import inline, main_function, outline
 
         self.validate()

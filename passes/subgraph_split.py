@@ -68,7 +68,7 @@ class SubgraphSplitPass(ModulePass):
 
             raise PassError(f"subgraph-split: unknown rule '{self.rule}' (one of {', '.join(SPLIT_RULES)})")
         if self.target:
-            from nnx.passes.chip_lower import load_pass_target
+            from nnx.target import load_pass_target
 
             load_pass_target(self.name, self.target)
         f = main_function(op, self.name)

@@ -52,7 +52,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter, InsertPoint
 
 from nnx.diagnostics import PassError
-from nnx.passes.tensor_timing import TIMING_MODES, block_timing, load_pass_target
+from nnx.passes.tensor_timing import TIMING_MODES, block_timing
+from nnx.target import load_pass_target
 
 MODES = ("swap", "compress", "both", "auto")
 POLICIES = ("seed", "nnx")

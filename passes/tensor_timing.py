@@ -33,16 +33,6 @@ from nnx.tensor_timing import EXTERNAL, Timing, asap_timing, scheduled_timing
 TIMING_MODES = ("asap", "schedule")
 
 
-def load_pass_target(pass_name: str, path: str):
-    """The target of a pass option (empty: the default), errors as PassError."""
-    from nnx.target import TargetError, load_target
-
-    try:
-        return load_target(path or None)
-    except TargetError as e:
-        raise PassError(f"{pass_name}: {e}") from None
-
-
 @dataclass(frozen=True)
 class BlockTiming:
     """Timing of the non-terminator ops of a block (`ops[i]` has `delays[i]`,
@@ -98,6 +88,8 @@ class TensorTimingPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in TIMING_MODES:
             raise PassError(f"tensor-timing: mode must be one of {list(TIMING_MODES)}, got '{self.mode}'")
+        from nnx.target import load_pass_target
+
         target = load_pass_target("tensor-timing", self.target)
         done = []
         for f in op.walk():

@@ -89,7 +89,7 @@ class TopoReorderPass(ModulePass):
                 raise PassError(f"topo-reorder: {nm}={v}: must be at least {lo}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnx.target import TargetError, load_target
+        from nnx.target import load_pass_target
         from nnx.topo_order import report as R
         from nnx.topo_order.compile_cache import default_jobs
         from nnx.topo_order.dag import build_dag
@@ -97,12 +97,7 @@ class TopoReorderPass(ModulePass):
         from nnx.topo_order.search import SearchOptions, search_order
 
         self._check()
-        try:
-            target = load_target(self.target or None)
-        except TargetError as e:
-            raise PassError(f"topo-reorder: {e}") from None
-        except OSError as e:
-            raise PassError(f"topo-reorder: cannot read target '{self.target}': {e.strerror}") from None
+        target = load_pass_target("topo-reorder", self.target)
         funcs = [o for o in op.body.block.ops if isinstance(o, func.FuncOp)]
         main = next((f for f in funcs if f.sym_name.data == "main"), funcs[0] if len(funcs) == 1 else None)
         if main is None:

@@ -24,7 +24,7 @@ from nnx.sim.isa import Tile
 from nnx.tiling import TilingError
 
 
-def _names(attrs, count: int, default: str) -> list[str]:
+def value_names(attrs, count: int, default: str) -> list[str]:
     """The `nnx.name` of each of `count` arguments/results, else `default<i>`."""
     data = attrs.data if attrs is not None else None
     out = []
@@ -52,14 +52,14 @@ def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool
     if ret is not None:
         cx.returned.update(ret.arguments)
     inputs: list[tuple[str, Tensor]] = []
-    for arg, name in zip(block.args, _names(func.arg_attrs, len(block.args), "arg")):
+    for arg, name in zip(block.args, value_names(func.arg_attrs, len(block.args), "arg")):
         t = cx.store.allocate(tuple(arg.type.get_shape()), chip_dtype_name(arg.type), "input")  # type: ignore[attr-defined]
         cx.store.tensors[arg] = t
         inputs.append((cx.store.fresh(name), t))
     # the outputs' names are reserved before any constant is named (a constant must
     # not take a graph output's name)
     nout = len(ret.arguments) if ret is not None else 0
-    out_names = [cx.store.fresh(n) for n in _names(func.res_attrs, nout, "out")]
+    out_names = [cx.store.fresh(n) for n in value_names(func.res_attrs, nout, "out")]
     cx.views = transpose_views(block)
     cx.residency.liveness(block, cx.views)
     outputs: list[tuple[str, Tensor]] = []

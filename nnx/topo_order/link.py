@@ -22,6 +22,8 @@ across program boundaries from the instructions' exact accesses.
 
 from __future__ import annotations
 
+from nnx.lowering.lowering import value_names
+
 import re
 from collections.abc import Sequence
 
@@ -292,9 +294,9 @@ def compile_linked(module: ModuleOp, func_name: str, parts: Sequence[Sequence[in
 
     f = next(o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == func_name)
     dag = build_dag(f.body.block)
-    arg_names = _attr_names(f.arg_attrs, len(f.body.block.args), "arg")
+    arg_names = value_names(f.arg_attrs, len(f.body.block.args), "arg")
     ret = f.body.block.last_op
-    res_names = _attr_names(f.res_attrs, len(ret.operands), "out")
+    res_names = value_names(f.res_attrs, len(ret.operands), "out")
     out_names = {id(v): n for v, n in zip(ret.operands, res_names)}
     subs = [subgraph_module(dag, part, arg_names, out_names) for part in parts]
     progs = compile_subgraphs(subs, target_path, schedule, jobs, cache)
@@ -325,14 +327,3 @@ def _program(module: ModuleOp):
     return prog
 
 
-def _attr_names(attrs, count: int, default: str) -> list[str]:
-    data = attrs.data if attrs is not None else None
-    out = []
-    for i in range(count):
-        name = f"{default}{i}"
-        if data is not None and i < len(data):
-            n = data[i].data.get("nnx.name")
-            if isinstance(n, StringAttr):
-                name = n.data
-        out.append(name)
-    return out
