@@ -28,14 +28,21 @@ def _local_preds(nodes: Sequence[int], preds: Sequence[Sequence[int]]) -> dict[i
     return {v: [p for p in preds[v] if p in inside] for v in nodes}
 
 
-def all_orders(nodes: Sequence[int], preds: Sequence[Sequence[int]], limit: int) -> list[Order] | None:
-    """Every topological order of `nodes` (ONNX order first), None if more than `limit`."""
+def _indegrees_and_successors(
+    nodes: Sequence[int], preds: Sequence[Sequence[int]]
+) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """In-degree and successors of every node of the subgraph induced by `nodes`."""
     lp = _local_preds(nodes, preds)
-    indeg = {v: len(lp[v]) for v in nodes}
     succ: dict[int, list[int]] = {v: [] for v in nodes}
     for v in nodes:
         for p in lp[v]:
             succ[p].append(v)
+    return {v: len(lp[v]) for v in nodes}, succ
+
+
+def all_orders(nodes: Sequence[int], preds: Sequence[Sequence[int]], limit: int) -> list[Order] | None:
+    """Every topological order of `nodes` (ONNX order first), None if more than `limit`."""
+    indeg, succ = _indegrees_and_successors(nodes, preds)
     out: list[Order] = []
     prefix: list[int] = []
     n = len(nodes)
@@ -66,12 +73,7 @@ def all_orders(nodes: Sequence[int], preds: Sequence[Sequence[int]], limit: int)
 
 def random_order(nodes: Sequence[int], preds: Sequence[Sequence[int]], rng: random.Random) -> Order:
     """One order: a uniformly random ready node at every step."""
-    lp = _local_preds(nodes, preds)
-    indeg = {v: len(lp[v]) for v in nodes}
-    succ: dict[int, list[int]] = {v: [] for v in nodes}
-    for v in nodes:
-        for p in lp[v]:
-            succ[p].append(v)
+    indeg, succ = _indegrees_and_successors(nodes, preds)
     ready = sorted(v for v in nodes if indeg[v] == 0)
     out: list[int] = []
     while ready:
@@ -125,12 +127,7 @@ def heft_order(nodes: Sequence[int], preds: Sequence[Sequence[int]], rank: Seque
     """List order: among the ready nodes, the highest upward rank first (ties: ONNX order)."""
     import heapq
 
-    lp = _local_preds(nodes, preds)
-    indeg = {v: len(lp[v]) for v in nodes}
-    succ: dict[int, list[int]] = {v: [] for v in nodes}
-    for v in nodes:
-        for p in lp[v]:
-            succ[p].append(v)
+    indeg, succ = _indegrees_and_successors(nodes, preds)
     heap = [(-rank[v], v) for v in nodes if indeg[v] == 0]
     heapq.heapify(heap)
     out: list[int] = []
