@@ -165,11 +165,9 @@ def _named(names: Sequence[str]) -> ArrayAttr:
     return ArrayAttr([DictionaryAttr({"nnx.name": StringAttr(n)}) for n in names])
 
 
-def range_module(f: func.FuncOp, ops: Sequence[Operation], lo: int, hi: int) -> ModuleOp:
-    """The range as a module with one `@main`: arguments are the range's inputs,
-    results its outputs, all named (`nnx.name`) as `crossing_name` says."""
-    io = range_io(ops, lo, hi)
-    names = value_names(f)
+def _cloned_range(ops: Sequence[Operation], io, lo: int, hi: int) -> tuple[Block, dict[SSAValue, SSAValue]]:
+    """A block whose arguments are the range's inputs, holding clones of the constants
+    it reads and of `ops[lo:hi]` (no terminator yet), and the old -> new value map."""
     block = Block(arg_types=[v.type for v in io.inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(io.inputs, block.args))
     for c in io.constants:
@@ -181,6 +179,15 @@ def range_module(f: func.FuncOp, ops: Sequence[Operation], lo: int, hi: int) -> 
         block.add_op(new)
         for r, nr in zip(op.results, new.results):
             mapping[r] = nr
+    return block, mapping
+
+
+def range_module(f: func.FuncOp, ops: Sequence[Operation], lo: int, hi: int) -> ModuleOp:
+    """The range as a module with one `@main`: arguments are the range's inputs,
+    results its outputs, all named (`nnx.name`) as `crossing_name` says."""
+    io = range_io(ops, lo, hi)
+    names = value_names(f)
+    block, mapping = _cloned_range(ops, io, lo, hi)
     block.add_op(func.ReturnOp(*[mapping[v] for v in io.outputs]))
     fn = func.FuncOp(
         "main", ([v.type for v in io.inputs], [v.type for v in io.outputs]), Region(block),
@@ -200,17 +207,7 @@ def outline(f: func.FuncOp, chain: Sequence[Range]) -> list[Operation]:
     subs = []
     for lo, hi in chain:
         io = range_io(ops, lo, hi)
-        body = Block(arg_types=[v.type for v in io.inputs])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(io.inputs, body.args))
-        for c in io.constants:
-            nc = c.clone(value_mapper=mapping)
-            body.add_op(nc)
-            mapping[c.results[0]] = nc.results[0]
-        for op in ops[lo:hi]:
-            new = op.clone(value_mapper=mapping)
-            body.add_op(new)
-            for r, nr in zip(op.results, new.results):
-                mapping[r] = nr
+        body, mapping = _cloned_range(ops, io, lo, hi)
         body.add_op(YieldOp([mapping[v] for v in io.outputs]))
         sub = SubgraphOp.create(operands=list(io.inputs), result_types=[v.type for v in io.outputs],
                                 regions=[Region(body)])
