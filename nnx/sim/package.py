@@ -16,7 +16,9 @@ values parked in host memory between programs (`t<op>_<result>`). Running a pack
 over the host link, its inputs read from host memory, it runs on the mesh simulator,
 and all its outputs are written back to host memory. Total cycles = the sum over
 programs of weight-load cycles + input transfer cycles + mesh-run cycles + output
-transfer cycles (one host-link transfer per tensor, `Target.host_link`).
+transfer cycles (one host-link transfer per tensor, `Target.host_link`); the parts
+run one after another, so each program's parts are intervals of one time line
+(`ProgramRun.intervals`), drawn by `nnx/sim/package_plot.py`.
 """
 
 from __future__ import annotations
@@ -91,35 +93,75 @@ def read_package(path: str) -> Package:
 
 @dataclass
 class ProgramRun:
-    """One program of a package run: its cycles split into parts, and bytes moved."""
+    """One program of a package run: where it sits on the package's time line, its
+    cycles split into parts, the bytes it moved and the host tensors it read/parked.
+
+    The parts run one after another from `start_cycle`: the weight load, the inputs
+    read back from host memory, the mesh run, the outputs parked in host memory."""
 
     program: str
+    start_cycle: int
     weight_load_bytes: int
     weight_load_cycles: int
     host_in_bytes: int
-    host_out_bytes: int
-    host_cycles: int
+    host_in_cycles: int
     mesh_cycles: int
+    host_out_bytes: int
+    host_out_cycles: int
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+    @property
+    def host_cycles(self) -> int:
+        return self.host_in_cycles + self.host_out_cycles
 
     @property
     def cycles(self) -> int:
         return self.weight_load_cycles + self.host_cycles + self.mesh_cycles
+
+    @property
+    def end_cycle(self) -> int:
+        return self.start_cycle + self.cycles
+
+    def intervals(self) -> list[tuple[str, int, int]]:
+        """(part, start, end) on the package's time line, in run order; `part` is one
+        of `PARTS`. Empty parts are left out."""
+        out, t = [], self.start_cycle
+        for part, n in zip(PARTS, (self.weight_load_cycles, self.host_in_cycles, self.mesh_cycles,
+                                   self.host_out_cycles)):
+            if n:
+                out.append((part, t, t + n))
+            t += n
+        return out
+
+    def report(self) -> dict:
+        return dict(vars(self), host_cycles=self.host_cycles, cycles=self.cycles, end_cycle=self.end_cycle)
+
+
+#: the parts of a program's run, in order (`ProgramRun.intervals`)
+PARTS = ("weight_load", "host_in", "mesh", "host_out")
 
 
 @dataclass
 class PackageResult:
     outputs: dict[str, np.ndarray]
     runs: list[ProgramRun] = field(default_factory=list)
+    #: each program's `MeshRunResult` (kept when `run_package(keep_runs=True)`)
+    mesh_runs: list = field(default_factory=list)
 
     @property
     def cycles(self) -> int:
         return sum(r.cycles for r in self.runs)
 
     def report(self) -> dict:
+        """The package report (docs/subgraph-split-fuse.md, "Program packages")."""
         return {
             "cycles": self.cycles,
             "programs": len(self.runs),
-            "per_program": [dict(vars(r), cycles=r.cycles) for r in self.runs],
+            "weight_load_bytes": sum(r.weight_load_bytes for r in self.runs),
+            "host_in_bytes": sum(r.host_in_bytes for r in self.runs),
+            "host_out_bytes": sum(r.host_out_bytes for r in self.runs),
+            "per_program": [r.report() for r in self.runs],
         }
 
 
@@ -127,30 +169,38 @@ def _weight_bytes(program) -> int:
     return sum(seg.size for sec in program.cores.values() for seg in sec.program.data)
 
 
-def run_package(pkg: Package, inputs: Mapping[str, np.ndarray], target) -> PackageResult:
-    """Run the programs in order, parking every output in host memory."""
+def run_package(pkg: Package, inputs: Mapping[str, np.ndarray], target, keep_runs: bool = False) -> PackageResult:
+    """Run the programs in order, parking every output in host memory. With
+    `keep_runs`, each program's mesh run is kept (and recorded with events, for
+    traces) in `PackageResult.mesh_runs`."""
     from nnx.sim.asm_mesh import read_mesh_program
     from nnx.sim.mesh_simulator import MeshSimulator
 
     host: dict[str, np.ndarray] = dict(inputs)
     link = target.host_link
     result = PackageResult({})
+    t = 0
     for path in pkg.programs:
         prog = read_mesh_program(path)
-        sim = MeshSimulator(prog, target)
+        sim = MeshSimulator(prog, target, record_events=keep_runs)
         needed = sim.input_names()
         missing = [n for n in needed if n not in host]
         if missing:
             raise PackageError(f"{path}: input '{missing[0]}' is neither a model input nor an earlier program's output")
         run = sim.run({n: host[n] for n in needed})
         wbytes = _weight_bytes(prog)
-        in_bytes = sum(host[n].nbytes for n in needed)
-        out_bytes = sum(v.nbytes for v in run.outputs.values())
-        host_cycles = sum(link.transfer_cycles(host[n].nbytes) for n in needed)
-        host_cycles += sum(link.transfer_cycles(v.nbytes) for v in run.outputs.values())
+        pr = ProgramRun(
+            os.path.basename(path), t, wbytes, link.transfer_cycles(wbytes),
+            sum(host[n].nbytes for n in needed), sum(link.transfer_cycles(host[n].nbytes) for n in needed),
+            run.cycles,
+            sum(v.nbytes for v in run.outputs.values()),
+            sum(link.transfer_cycles(v.nbytes) for v in run.outputs.values()),
+            list(needed), list(run.outputs))
         host.update(run.outputs)
-        result.runs.append(ProgramRun(os.path.basename(path), wbytes, link.transfer_cycles(wbytes), in_bytes,
-                                      out_bytes, host_cycles, run.cycles))
+        result.runs.append(pr)
+        if keep_runs:
+            result.mesh_runs.append(run)
+        t = pr.end_cycle
     missing = [n for n in pkg.outputs if n not in host]
     if missing:
         raise PackageError(f"{pkg.path}: no program produces the output '{missing[0]}'")
