@@ -105,13 +105,15 @@ def largest_op_weights(module) -> tuple[int, str]:
     return range_weights(ops, (best, best + 1)), ops[best].name
 
 
-def quarter_mesh(budget: int) -> tuple[int, int, int]:
+def quarter_mesh(budget: int, shape: tuple[int, int] | None = None) -> tuple[int, int, int]:
     """(width, height, core memory) with width x height x core memory <= budget: the
-    most cores up to 4 x 4 with at least 128 KiB each (fewer, smaller ones for a tiny
-    budget), core memory rounded down to 4 KiB."""
-    n = max(1, min(16, budget // (128 * KIB)))
-    w, h = max(((w, h) for w in range(1, 5) for h in range(1, 5) if w * h <= n and w - 1 <= h <= w),
-               key=lambda s: s[0] * s[1])
+    given shape, else the most cores up to 4 x 4 with at least 128 KiB each (at least
+    2 x 1: one core is not a mesh target), core memory rounded down to 4 KiB."""
+    if shape is None:
+        n = max(2, min(16, budget // (128 * KIB)))
+        shape = max(((w, h) for w in range(1, 5) for h in range(1, 5) if w * h <= n and w - 1 <= h <= w),
+                    key=lambda s: s[0] * s[1])
+    w, h = shape
     return w, h, budget // (w * h) // (4 * KIB) * (4 * KIB)
 
 
@@ -156,7 +158,18 @@ def optimal_programs(module, target: str) -> tuple[int, float, int]:
     return len(opt.chain), time.perf_counter() - t0, opt.compile_calls
 
 
-def bench(name: str, directory: str, optimal: bool) -> dict:
+def bench(name: str, directory: str, optimal: bool, shapes: list) -> list[dict]:
+    """One row per mesh shape tried (`shapes`; None: `quarter_mesh`'s choice), in
+    order, up to the first that compiles and runs."""
+    rows = []
+    for shape in shapes:
+        rows.append(bench_mesh(name, directory, optimal, shape))
+        if "error" not in rows[-1]:
+            break
+    return rows
+
+
+def bench_mesh(name: str, directory: str, optimal: bool, shape) -> dict:
     import numpy as np
     import onnxruntime as ort
 
@@ -171,7 +184,12 @@ def bench(name: str, directory: str, optimal: bool) -> dict:
     weights = weight_bytes(module)
     op_bytes, op_name = largest_op_weights(module)
     budget = weights // 4 if op_bytes <= weights // 4 else 2 * op_bytes
-    w, h, mem = quarter_mesh(budget)
+    w, h, mem = quarter_mesh(budget, shape)
+    row.update(weights=weights, largest_op=op_bytes, largest_op_name=op_name, budget=budget,
+               mesh=f"{w}x{h}x{mem // KIB}KiB", mesh_bytes=w * h * mem, compile_s="-")
+    if mem < 4 * KIB:
+        row["error"] = f"a {w}x{h} mesh within {budget} bytes has cores under 4 KiB"
+        return row
     target = mesh_target(directory, w, h, mem)
     row.update(weights=weights, largest_op=op_bytes, largest_op_name=op_name, budget=budget,
                mesh=f"{w}x{h}x{mem // KIB}KiB", mesh_bytes=w * h * mem)
@@ -222,6 +240,8 @@ def main() -> int:
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--no-optimal", action="store_true", help="skip the optimal-strategy comparison")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    p.add_argument("--meshes", default="auto,2x2,2x1",
+                   help="mesh shapes to try in order until one works (auto: up to 4x4, >= 128 KiB a core)")
     args = p.parse_args()
     print("| model | weights W | largest op | mesh (total / W) | programs | cycles | max err | "
           "greedy / optimal | compile + run |")
@@ -229,20 +249,23 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="nnx-quarter-") as d:
         for name in args.models.split(","):
+            shapes = [None if m == "auto" else tuple(map(int, m.split("x"))) for m in args.meshes.split(",")]
             try:
-                r = bench(name, d, not args.no_optimal)
+                rs = bench(name, d, not args.no_optimal, shapes)
             except Exception as e:  # noqa: BLE001 - a benchmark row, not a crash
-                r = {"model": name, "weights": 1, "largest_op": 0, "mesh": "-", "mesh_bytes": 0, "compile_s": "-",
-                     "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
-            rows.append(r)
-            print(_fmt(r), flush=True)
+                rs = [{"model": name, "weights": 1, "largest_op": 0, "mesh": "-", "mesh_bytes": 0, "compile_s": "-",
+                       "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}]
+            rows.extend(rs)
+            for r in rs:
+                print(_fmt(r), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
     ok = [r for r in rows if "error" not in r]
+    failed = sorted({r["model"] for r in rows} - {r["model"] for r in ok})
     bad_err = [r["model"] for r in ok if r["max_err"] > 1e-4]
     bad_opt = [r["model"] for r in ok if "optimal" in r and (r["greedy"] > r["optimal"] + 1 or r["optimal_s"] >= 60)]
-    print(f"\n{len(ok)}/{len(rows)} ran as packages; max err > 1e-4: {bad_err or 'none'}; "
+    print(f"\n{len(ok)} models ran, failed on every mesh tried: {failed or 'none'}; max err > 1e-4: {bad_err or 'none'}; "
           f"greedy > optimal + 1 or optimal >= 60 s: {bad_opt or 'none'}")
     return 0
 

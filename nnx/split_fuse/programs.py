@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 
-from nnx.split_fuse.chain import Range, main_function, ranges_from_cuts, scheduled_ops, target_nodes
+from nnx.split_fuse.chain import Range, inline, main_function, ranges_from_cuts, scheduled_ops, target_nodes
 from nnx.split_fuse.fit import FitChecker, split_until_fit
 from nnx.split_fuse.fuse import Fuser, FusionWindow, fuse_chain
 
@@ -43,16 +43,30 @@ def compile_chain(module: ModuleOp, target: str, strategy: str = "greedy", rule:
 def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: str = "greedy") -> int:
     """nnx-compile for a mesh target: the whole model as one mesh program when it
     fits, else a package of programs (nnx/sim/package.py); returns the program count.
-    Files are written all or none."""
+    When @main is already a chain of `graph.subgraph` ops (a `--pipeline` ending in
+    `subgraph-split`/`subgraph-fuse`), that chain is kept: each subgraph is one
+    program (one that does not compile is split further). Files are written all or
+    none."""
+    from nnx.dialects.graph import SubgraphOp
     from nnx.passes.lower_to_mesh import save_mesh_program
     from nnx.sim.package import write_package
 
     f = main_function(module, "nnx-compile")
-    check = FitChecker(f, target)
-    whole = (0, len(check.ops))
-    if check.fits(whole):
-        save_mesh_program(check.compile(whole), asm_path)
+    if any(isinstance(op, SubgraphOp) for op in f.body.block.ops):
+        chain = inline(f)
+        check = FitChecker(f, target)
+        chain = split_until_fit(check, chain, "halve", "nnx-compile")
+        outputs = [d.data["nnx.name"].data for d in f.res_attrs.data] if f.res_attrs else []
+        cc = ChainCompilation(chain, [check.compile(r) for r in chain], outputs, check.compile_calls)
+    else:
+        check = FitChecker(f, target)
+        whole = (0, len(check.ops))
+        if check.fits(whole):
+            save_mesh_program(check.compile(whole), asm_path)
+            return 1
+        cc = compile_chain(module, target, strategy, checker=check)
+    if len(cc.chain) == 1:
+        save_mesh_program(cc.compilations[0], asm_path)
         return 1
-    cc = compile_chain(module, target, strategy, checker=check)
     write_package(cc.compilations, cc.outputs, asm_path)
     return len(cc.chain)

@@ -332,3 +332,45 @@ def test_package_run_failure_writes_no_plot(plotted_package, capsys):
     assert rc == 1
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert list(out.iterdir()) == []
+
+
+# ---------------------------------------------------------------- nnx-compile --pipeline
+
+
+def test_compile_pipeline_chain_becomes_the_package(tmp_path):
+    """A --pipeline ending in subgraph-fuse{strategy=...} with a mesh target: each
+    subgraph is one program; greedy has at most one program more than optimal, and
+    both packages match onnxruntime."""
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model, layers=6, every=1)
+    target = _mesh_target(tmp_path, 3, 2, 131072)
+    feeds = {"x": np.random.default_rng(3).standard_normal((1, 256)).astype(np.float32)}
+    programs = {}
+    for strategy in ("greedy", "optimal"):
+        d = tmp_path / strategy
+        d.mkdir()
+        pipe = f"builtin.module({GRAPH_PASSES[15:-1]},subgraph-split,subgraph-fuse{{strategy={strategy}}})"
+        _, report = _compile_and_run(d, model, target, feeds, ("--pipeline", pipe))
+        _check_outputs(d, model, feeds)
+        programs[strategy] = report["programs"]
+    assert programs["greedy"] <= programs["optimal"] + 1
+    assert programs["optimal"] >= 3  # 1.5 MiB of weights on 768 KiB of cores
+
+
+@pytest.mark.parametrize("fuse, message", [
+    ("subgraph-fuse{strategy=random}", "unknown strategy 'random'"),
+    ("subgraph-fuse{min-weights=10 max-weights=5}", "impossible window for weights: min-weights=10 > max-weights=5"),
+])
+def test_compile_bad_fuse_options_one_line_exit_1_no_files(tmp_path, capsys, fuse, message):
+    from nnx.tools.nnx_compile import main as compile_main
+
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model, layers=2)
+    target = _mesh_target(tmp_path, 3, 2, 131072)
+    out = tmp_path / "out"
+    out.mkdir()
+    rc = compile_main([str(model), "--target", target, "-o", str(out / "prog.s"),
+                       "--pipeline", f"builtin.module(subgraph-split,{fuse})"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and len(err.splitlines()) == 1 and message in err, err
+    assert list(out.iterdir()) == []
