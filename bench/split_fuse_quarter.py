@@ -16,6 +16,12 @@ program more and that optimal takes under 60 s. A
 failing step prints its one error line.
 
     .venv/bin/python bench/split_fuse_quarter.py [--models resnet18,bert_2layer] [--no-optimal]
+        [--meshes auto,2x2,2x1]
+
+Models: `mlp12`, the zoo's `tiny_resnet`, `mobilenet_v2`, `bert_2layer`,
+`gpt2_2layer`, `bert_hidden` (2 x 64, every hidden state an output) or
+`bert_hidden_LxH`, the light zoo's `squeezenet`, full-size `resnet18` and
+`mobilenet_v2_224`, and `bench:NAME` for cache/bench-models/NAME.onnx.
 """
 
 from __future__ import annotations
@@ -64,11 +70,18 @@ def load_model(name: str, directory: str):
         x, _ = model_zoo.light_reference("squeezenet")
         path = model_zoo.light_model_path("squeezenet")
         return str(path), {_first_input(path): x}, []
-    if name in ("resnet18", "mobilenet_v2_224"):
-        from mesh import feeds_for, model_path
+    if name in ("resnet18", "mobilenet_v2_224") or name.startswith("bench:"):
+        from mesh import feeds_for, model_path  # bench/mesh.py: cache/bench-models/NAME.onnx
 
-        path = model_path(name.replace("_224", ""))
-        return str(path), feeds_for(path), []
+        path = model_path(name.replace("_224", "").replace("bench:", ""))
+        feeds = feeds_for(path)
+        return str(path), feeds, _shape_args(feeds)
+    if name.startswith("bert_hidden_"):  # bert_hidden_LxH: L layers of width H
+        from test_subgraph_split import bert_hidden_feeds, bert_hidden_states_model
+
+        layers, hidden = map(int, name[len("bert_hidden_"):].split("x"))
+        feeds = bert_hidden_feeds()
+        return str(bert_hidden_states_model(layers=layers, hidden=hidden)), feeds, _shape_args(feeds)
     return str(model_zoo.get_model(name)), model_zoo.sample_inputs(name), model_zoo.input_shape_args(name)
 
 
