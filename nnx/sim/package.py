@@ -5,13 +5,17 @@ A package is a manifest at `PROG.s` plus one mesh program file set per program
 (`PROG.p<k>.s` and its weights `PROG.p<k>.data`). The manifest is text:
 
     .package 3                 # number of programs
-    .outputs h1 h2 y           # the model's outputs, in order
+    .outputs h1 h2 y h1copy=h1 # the model's outputs, in order (NAME=SOURCE: the
+                               # output NAME is the host tensor SOURCE)
+    .host c prog.host0.npy     # a tensor in host memory from the start (a constant
+                               # returned as a model output), optional
     .program prog.p0.s         # the programs, in the order they run (paths relative
     .program prog.p1.s         # to the manifest's directory)
     .program prog.p2.s
 
 Each program's `.input`/`.output` names are model input/output names or the names of
-values parked in host memory between programs (`t<op>_<result>`). Running a package
+values parked in host memory between programs (`t<op>_<result>`). An output that is
+another output's value, a model input, or a constant is an alias or a `.host` tensor. Running a package
 (`run_package`): for each program in order, its weights are loaded from the host
 over the host link, its inputs read from host memory, it runs on the mesh simulator,
 and all its outputs are written back to host memory. Total cycles = the sum over
@@ -41,6 +45,10 @@ class Package:
     path: str
     outputs: list[str]
     programs: list[str]  # absolute paths
+    #: output name -> the host tensor it is (when not the same name)
+    sources: dict[str, str] = field(default_factory=dict)
+    #: host tensor name -> .npy file (absolute) loaded before the first program
+    host_files: dict[str, str] = field(default_factory=dict)
 
 
 def is_package_text(text: str) -> bool:
@@ -62,8 +70,14 @@ def is_package(path: str | None) -> bool:
         return False
 
 
-def format_manifest(outputs: Sequence[str], programs: Sequence[str]) -> str:
-    lines = [f"{MAGIC} {len(programs)}", ".outputs " + " ".join(outputs)]
+def format_manifest(outputs: Sequence[str], programs: Sequence[str], sources: Mapping[str, str] | None = None,
+                    host_files: Mapping[str, str] | None = None) -> str:
+    """The manifest text; `sources` gives outputs that are another host tensor,
+    `host_files` the `.host` tensors (file names relative to the manifest)."""
+    sources = sources or {}
+    lines = [f"{MAGIC} {len(programs)}",
+             ".outputs " + " ".join(f"{o}={sources[o]}" if o in sources else o for o in outputs)]
+    lines += [f".host {n} {f}" for n, f in (host_files or {}).items()]
     lines += [f".program {p}" for p in programs]
     return "\n".join(lines) + "\n"
 
@@ -72,7 +86,7 @@ def read_package(path: str) -> Package:
     """Parse a manifest; errors are one-line `PackageError`s."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    count, outputs, programs = None, [], []
+    count, outputs, programs, sources, host = None, [], [], {}, {}
     base = os.path.dirname(os.path.abspath(path))
     for n, raw in enumerate(text.splitlines(), 1):
         words = raw.split("#", 1)[0].split()
@@ -81,14 +95,20 @@ def read_package(path: str) -> Package:
         if words[0] == MAGIC and len(words) == 2 and words[1].isdigit():
             count = int(words[1])
         elif words[0] == ".outputs":
-            outputs = words[1:]
+            for w in words[1:]:
+                name, _, src = w.partition("=")
+                outputs.append(name)
+                if src:
+                    sources[name] = src
+        elif words[0] == ".host" and len(words) == 3:
+            host[words[1]] = os.path.join(base, words[2])
         elif words[0] == ".program" and len(words) == 2:
             programs.append(os.path.join(base, words[1]))
         else:
             raise PackageError(f"{path}:{n}: unknown package directive '{raw.strip()}'")
     if count is None or count != len(programs):
         raise PackageError(f"{path}: '.package N' must give the number of '.program' lines ({len(programs)})")
-    return Package(path, outputs, programs)
+    return Package(path, outputs, programs, sources, host)
 
 
 @dataclass
@@ -177,6 +197,11 @@ def run_package(pkg: Package, inputs: Mapping[str, np.ndarray], target, keep_run
     from nnx.sim.mesh_simulator import MeshSimulator
 
     host: dict[str, np.ndarray] = dict(inputs)
+    for name, file in pkg.host_files.items():
+        try:
+            host[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise PackageError(f"{pkg.path}: cannot read the host tensor '{name}' from {file}: {e}") from None
     link = target.host_link
     result = PackageResult({})
     t = 0
@@ -201,10 +226,11 @@ def run_package(pkg: Package, inputs: Mapping[str, np.ndarray], target, keep_run
         if keep_runs:
             result.mesh_runs.append(run)
         t = pr.end_cycle
-    missing = [n for n in pkg.outputs if n not in host]
+    source = {n: pkg.sources.get(n, n) for n in pkg.outputs}
+    missing = [n for n in pkg.outputs if source[n] not in host]
     if missing:
-        raise PackageError(f"{pkg.path}: no program produces the output '{missing[0]}'")
-    result.outputs = {n: host[n] for n in pkg.outputs}
+        raise PackageError(f"{pkg.path}: no program produces the output '{source[missing[0]]}'")
+    result.outputs = {n: host[source[n]] for n in pkg.outputs}
     return result
 
 
@@ -214,17 +240,25 @@ def program_paths(asm_path: str, count: int) -> list[str]:
     return [f"{base}.p{k}.s" for k in range(count)]
 
 
-def write_package(compilations: Sequence, outputs: Sequence[str], asm_path: str) -> None:
-    """Write the manifest and every program's assembly and weights: all or none."""
+def write_package(compilations: Sequence, outputs: Sequence[str], asm_path: str,
+                  sources: Mapping[str, str] | None = None,
+                  host_tensors: Mapping[str, np.ndarray] | None = None) -> None:
+    """Write the manifest, every program's assembly and weights, and the `.host`
+    tensors (`PROG.host<k>.npy`): all or none. `sources`: outputs that are another
+    host tensor (an input, another output, a host tensor)."""
     from nnx.atomic_file import atomic_outputs
     from nnx.passes.lower_to_mesh import data_path
     from nnx.sim.asm_mesh import format_mesh_program
 
     progs = program_paths(asm_path, len(compilations))
-    paths = [asm_path] + [p for s in progs for p in (s, data_path(s))]
+    base = asm_path[:-2] if asm_path.endswith(".s") else asm_path
+    host_tensors = dict(host_tensors or {})
+    host_paths = [f"{base}.host{k}.npy" for k in range(len(host_tensors))]
+    paths = [asm_path] + [p for s in progs for p in (s, data_path(s))] + host_paths
     with atomic_outputs(paths) as temps:
         with open(temps[0], "w", encoding="utf-8") as f:
-            f.write(format_manifest(outputs, [os.path.basename(p) for p in progs]))
+            f.write(format_manifest(outputs, [os.path.basename(p) for p in progs], sources,
+                                    {n: os.path.basename(p) for n, p in zip(host_tensors, host_paths)}))
         for k, comp in enumerate(compilations):
             text = format_mesh_program(comp.program).replace(
                 ".data prog.data ", f".data {os.path.basename(data_path(progs[k]))} ")
@@ -232,3 +266,6 @@ def write_package(compilations: Sequence, outputs: Sequence[str], asm_path: str)
                 f.write(text)
             with open(temps[2 + 2 * k], "wb") as f:
                 f.write(comp.data)
+        for tmp, value in zip(temps[1 + 2 * len(progs):], host_tensors.values()):
+            with open(tmp, "wb") as f:
+                np.save(f, value, allow_pickle=False)

@@ -374,3 +374,38 @@ def test_compile_bad_fuse_options_one_line_exit_1_no_files(tmp_path, capsys, fus
     err = capsys.readouterr().err.strip()
     assert rc == 1 and len(err.splitlines()) == 1 and message in err, err
     assert list(out.iterdir()) == []
+
+
+def test_outputs_that_are_inputs_copies_or_constants(tmp_path):
+    """Model outputs no program computes under their own name -- an Identity of the
+    input, a second name of a hidden state, a Constant -- come out of the package
+    (aliases and `.host` tensors in the manifest) and match onnxruntime."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(4)
+    ws = [numpy_helper.from_array((rng.standard_normal((256, 256)) / 16).astype(np.float32), f"W{k}") for k in (0, 1)]
+    nodes = [helper.make_node("Gemm", ["x", "W0"], ["g0"]), helper.make_node("Relu", ["g0"], ["h0"]),
+             helper.make_node("Identity", ["h0"], ["h0copy"]), helper.make_node("Gemm", ["h0", "W1"], ["y"]),
+             helper.make_node("Identity", ["x"], ["xcopy"]),
+             helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.arange(4, dtype=np.float32)))]
+
+    def vi(n, shape):
+        return helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+
+    g = helper.make_graph(nodes, "edge", [vi("x", [1, 256])],
+                          [vi("h0", [1, 256]), vi("h0copy", [1, 256]), vi("y", [1, 256]), vi("xcopy", [1, 256]),
+                           vi("c", [4])], ws)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    model = tmp_path / "edge.onnx"
+    onnx.save(m, str(model))
+    feeds = {"x": rng.standard_normal((1, 256)).astype(np.float32)}
+    # one 256 KiB layer per program; then the whole model in one program, still a
+    # package since no mesh program computes `c`
+    for mesh, programs in (((3, 2, 131072), 2), ((4, 4, 524288), 1)):
+        d = tmp_path / f"{mesh[0]}x{mesh[1]}"
+        d.mkdir()
+        prog, report = _compile_and_run(d, model, _mesh_target(d, *mesh), feeds)
+        assert report["programs"] == programs and ".host c " in prog.read_text()
+        _check_outputs(d, model, feeds)
