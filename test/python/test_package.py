@@ -409,3 +409,30 @@ def test_outputs_that_are_inputs_copies_or_constants(tmp_path):
         prog, report = _compile_and_run(d, model, _mesh_target(d, *mesh), feeds)
         assert report["programs"] == programs and ".host c " in prog.read_text()
         _check_outputs(d, model, feeds)
+
+
+def test_bert_hidden_states_package_on_a_quarter_of_its_weights(tmp_path):
+    """The acceptance case: a transformers BERT exported with every layer's hidden
+    state as an output runs as a package on a mesh whose core memory is at most a
+    quarter of its weights, or twice its largest op's weights (here the word
+    embedding, above the quarter); outputs within 1e-4 of onnxruntime."""
+    from test_subgraph_split import bert_hidden_feeds, bert_hidden_states_model
+
+    from nnx.split_fuse.chain import main_function, scheduled_ops
+    from nnx.split_fuse.fit import range_weights
+
+    model = bert_hidden_states_model(layers=2, hidden=64)
+    feeds = bert_hidden_feeds()
+    shapes = {k: v.shape for k, v in feeds.items()}
+    module = api.import_onnx(str(model), shapes, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    ops = scheduled_ops(main_function(module, "test").body.block)
+    weights = range_weights(ops, (0, len(ops)))
+    largest = max(range_weights(ops, (i, i + 1)) for i in range(len(ops)))
+    budget = weights // 4 if largest <= weights // 4 else 2 * largest
+    core = budget // 2 // 4096 * 4096
+    assert 2 * core <= budget and largest > weights // 4
+    extra = [a for k, s in shapes.items() for a in ("--input-shape", f"{k}={'x'.join(map(str, s))}")]
+    _, report = _compile_and_run(tmp_path, model, _mesh_target(tmp_path, 2, 1, core), feeds, extra)
+    assert report["programs"] >= 2
+    _check_outputs(tmp_path, model, feeds)
