@@ -17,6 +17,11 @@ pruned MACs, docs/sparse-mapping.md). `--load-pass-plugin FILE.py` (repeatable) 
 the passes a plugin file defines available to `--pipeline` (nnx/plugins.py);
 `--time-passes` and the IR dumps are nnx-opt's.
 
+With a mesh target (docs/mesh.md) and no `--pipeline`, a model that does not fit
+the mesh becomes a program package (docs/subgraph-split-fuse.md); a `--pipeline`
+ending in `subgraph-split` or `subgraph-fuse{strategy=...}` makes each of its
+subgraphs one program of the package.
+
 A user mistake is one line on stderr and exit status 1, an internal error one line
 and exit 2 (nnx/cli.py); no partial output is left.
 """
@@ -80,10 +85,16 @@ def _main(argv: list[str]) -> int:
         raise UsageError(f"--target {args.target}: {e.strerror}") from None
     shapes = dict(parse_input_shape(s) for s in args.input_shape)  # as nnx-import
     module = api.import_onnx(args.model, shapes or None, args.batch)
-    package = args.pipeline is None and api.lowering_for(target_path) == api.MESH_LOWERING
+    mesh = api.lowering_for(target_path) == api.MESH_LOWERING
+    chained = mesh and args.pipeline is not None and _ends_in_chain(pipeline)
+    if chained:  # the pipeline's subgraphs become the package's programs
+        from nnx.pipeline import Pipeline
+
+        pipeline = Pipeline(pipeline.nodes[:-1])
+    package = mesh and (args.pipeline is None or chained)
     api.run_pipeline(
         module,
-        api.default_pipeline(target_path, args.sparsify, lower=False) if package else pipeline,
+        api.default_pipeline(target_path, args.sparsify, lower=False) if package and not chained else pipeline,
         filename=args.model,
         verify_each=False,
         print_ir_before_all=args.mlir_print_ir_before_all,
@@ -107,6 +118,15 @@ def _main(argv: list[str]) -> int:
         return 0
     api.program_from_chip(module, target, args.output).save(args.output)
     return 0
+
+
+def _ends_in_chain(pipeline) -> bool:
+    """A mesh pipeline whose last pass before its `lower-to-mesh` is `subgraph-split` or
+    `subgraph-fuse` (docs/subgraph-split-fuse.md, "Program packages")."""
+    from nnx import api
+
+    top = [getattr(n, "name", "") for n in pipeline.nodes]
+    return len(top) >= 2 and top[-1] == api.MESH_LOWERING and top[-2] in ("subgraph-split", "subgraph-fuse")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,18 +5,24 @@ A package is a manifest at `PROG.s` plus one mesh program file set per program
 (`PROG.p<k>.s` and its weights `PROG.p<k>.data`). The manifest is text:
 
     .package 3                 # number of programs
-    .outputs h1 h2 y           # the model's outputs, in order
+    .outputs h1 h2 y h1copy=h1 # the model's outputs, in order (NAME=SOURCE: the
+                               # output NAME is the host tensor SOURCE)
+    .host c prog.host0.npy     # a tensor in host memory from the start (a constant
+                               # returned as a model output), optional
     .program prog.p0.s         # the programs, in the order they run (paths relative
     .program prog.p1.s         # to the manifest's directory)
     .program prog.p2.s
 
 Each program's `.input`/`.output` names are model input/output names or the names of
-values parked in host memory between programs (`t<op>_<result>`). Running a package
+values parked in host memory between programs (`t<op>_<result>`). An output that is
+another output's value, a model input, or a constant is an alias or a `.host` tensor. Running a package
 (`run_package`): for each program in order, its weights are loaded from the host
 over the host link, its inputs read from host memory, it runs on the mesh simulator,
 and all its outputs are written back to host memory. Total cycles = the sum over
 programs of weight-load cycles + input transfer cycles + mesh-run cycles + output
-transfer cycles (one host-link transfer per tensor, `Target.host_link`).
+transfer cycles (one host-link transfer per tensor, `Target.host_link`); the parts
+run one after another, so each program's parts are intervals of one time line
+(`ProgramRun.intervals`), drawn by `nnx/sim/package_plot.py`.
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ class Package:
     path: str
     outputs: list[str]
     programs: list[str]  # absolute paths
+    #: output name -> the host tensor it is (when not the same name)
+    sources: dict[str, str] = field(default_factory=dict)
+    #: host tensor name -> .npy file (absolute) loaded before the first program
+    host_files: dict[str, str] = field(default_factory=dict)
 
 
 def is_package_text(text: str) -> bool:
@@ -60,8 +70,14 @@ def is_package(path: str | None) -> bool:
         return False
 
 
-def format_manifest(outputs: Sequence[str], programs: Sequence[str]) -> str:
-    lines = [f"{MAGIC} {len(programs)}", ".outputs " + " ".join(outputs)]
+def format_manifest(outputs: Sequence[str], programs: Sequence[str], sources: Mapping[str, str] | None = None,
+                    host_files: Mapping[str, str] | None = None) -> str:
+    """The manifest text; `sources` gives outputs that are another host tensor,
+    `host_files` the `.host` tensors (file names relative to the manifest)."""
+    sources = sources or {}
+    lines = [f"{MAGIC} {len(programs)}",
+             ".outputs " + " ".join(f"{o}={sources[o]}" if o in sources else o for o in outputs)]
+    lines += [f".host {n} {f}" for n, f in (host_files or {}).items()]
     lines += [f".program {p}" for p in programs]
     return "\n".join(lines) + "\n"
 
@@ -70,7 +86,7 @@ def read_package(path: str) -> Package:
     """Parse a manifest; errors are one-line `PackageError`s."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    count, outputs, programs = None, [], []
+    count, outputs, programs, sources, host = None, [], [], {}, {}
     base = os.path.dirname(os.path.abspath(path))
     for n, raw in enumerate(text.splitlines(), 1):
         words = raw.split("#", 1)[0].split()
@@ -79,47 +95,93 @@ def read_package(path: str) -> Package:
         if words[0] == MAGIC and len(words) == 2 and words[1].isdigit():
             count = int(words[1])
         elif words[0] == ".outputs":
-            outputs = words[1:]
+            for w in words[1:]:
+                name, _, src = w.partition("=")
+                outputs.append(name)
+                if src:
+                    sources[name] = src
+        elif words[0] == ".host" and len(words) == 3:
+            host[words[1]] = os.path.join(base, words[2])
         elif words[0] == ".program" and len(words) == 2:
             programs.append(os.path.join(base, words[1]))
         else:
             raise PackageError(f"{path}:{n}: unknown package directive '{raw.strip()}'")
     if count is None or count != len(programs):
         raise PackageError(f"{path}: '.package N' must give the number of '.program' lines ({len(programs)})")
-    return Package(path, outputs, programs)
+    return Package(path, outputs, programs, sources, host)
 
 
 @dataclass
 class ProgramRun:
-    """One program of a package run: its cycles split into parts, and bytes moved."""
+    """One program of a package run: where it sits on the package's time line, its
+    cycles split into parts, the bytes it moved and the host tensors it read/parked.
+
+    The parts run one after another from `start_cycle`: the weight load, the inputs
+    read back from host memory, the mesh run, the outputs parked in host memory."""
 
     program: str
+    start_cycle: int
     weight_load_bytes: int
     weight_load_cycles: int
     host_in_bytes: int
-    host_out_bytes: int
-    host_cycles: int
+    host_in_cycles: int
     mesh_cycles: int
+    host_out_bytes: int
+    host_out_cycles: int
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+    @property
+    def host_cycles(self) -> int:
+        return self.host_in_cycles + self.host_out_cycles
 
     @property
     def cycles(self) -> int:
         return self.weight_load_cycles + self.host_cycles + self.mesh_cycles
+
+    @property
+    def end_cycle(self) -> int:
+        return self.start_cycle + self.cycles
+
+    def intervals(self) -> list[tuple[str, int, int]]:
+        """(part, start, end) on the package's time line, in run order; `part` is one
+        of `PARTS`. Empty parts are left out."""
+        out, t = [], self.start_cycle
+        for part, n in zip(PARTS, (self.weight_load_cycles, self.host_in_cycles, self.mesh_cycles,
+                                   self.host_out_cycles)):
+            if n:
+                out.append((part, t, t + n))
+            t += n
+        return out
+
+    def report(self) -> dict:
+        return dict(vars(self), host_cycles=self.host_cycles, cycles=self.cycles, end_cycle=self.end_cycle)
+
+
+#: the parts of a program's run, in order (`ProgramRun.intervals`)
+PARTS = ("weight_load", "host_in", "mesh", "host_out")
 
 
 @dataclass
 class PackageResult:
     outputs: dict[str, np.ndarray]
     runs: list[ProgramRun] = field(default_factory=list)
+    #: each program's `MeshRunResult` (kept when `run_package(keep_runs=True)`)
+    mesh_runs: list = field(default_factory=list)
 
     @property
     def cycles(self) -> int:
         return sum(r.cycles for r in self.runs)
 
     def report(self) -> dict:
+        """The package report (docs/subgraph-split-fuse.md, "Program packages")."""
         return {
             "cycles": self.cycles,
             "programs": len(self.runs),
-            "per_program": [dict(vars(r), cycles=r.cycles) for r in self.runs],
+            "weight_load_bytes": sum(r.weight_load_bytes for r in self.runs),
+            "host_in_bytes": sum(r.host_in_bytes for r in self.runs),
+            "host_out_bytes": sum(r.host_out_bytes for r in self.runs),
+            "per_program": [r.report() for r in self.runs],
         }
 
 
@@ -127,34 +189,48 @@ def _weight_bytes(program) -> int:
     return sum(seg.size for sec in program.cores.values() for seg in sec.program.data)
 
 
-def run_package(pkg: Package, inputs: Mapping[str, np.ndarray], target) -> PackageResult:
-    """Run the programs in order, parking every output in host memory."""
+def run_package(pkg: Package, inputs: Mapping[str, np.ndarray], target, keep_runs: bool = False) -> PackageResult:
+    """Run the programs in order, parking every output in host memory. With
+    `keep_runs`, each program's mesh run is kept (and recorded with events, for
+    traces) in `PackageResult.mesh_runs`."""
     from nnx.sim.asm_mesh import read_mesh_program
     from nnx.sim.mesh_simulator import MeshSimulator
 
     host: dict[str, np.ndarray] = dict(inputs)
+    for name, file in pkg.host_files.items():
+        try:
+            host[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise PackageError(f"{pkg.path}: cannot read the host tensor '{name}' from {file}: {e}") from None
     link = target.host_link
     result = PackageResult({})
+    t = 0
     for path in pkg.programs:
         prog = read_mesh_program(path)
-        sim = MeshSimulator(prog, target)
+        sim = MeshSimulator(prog, target, record_events=keep_runs)
         needed = sim.input_names()
         missing = [n for n in needed if n not in host]
         if missing:
             raise PackageError(f"{path}: input '{missing[0]}' is neither a model input nor an earlier program's output")
         run = sim.run({n: host[n] for n in needed})
         wbytes = _weight_bytes(prog)
-        in_bytes = sum(host[n].nbytes for n in needed)
-        out_bytes = sum(v.nbytes for v in run.outputs.values())
-        host_cycles = sum(link.transfer_cycles(host[n].nbytes) for n in needed)
-        host_cycles += sum(link.transfer_cycles(v.nbytes) for v in run.outputs.values())
+        pr = ProgramRun(
+            os.path.basename(path), t, wbytes, link.transfer_cycles(wbytes),
+            sum(host[n].nbytes for n in needed), sum(link.transfer_cycles(host[n].nbytes) for n in needed),
+            run.cycles,
+            sum(v.nbytes for v in run.outputs.values()),
+            sum(link.transfer_cycles(v.nbytes) for v in run.outputs.values()),
+            list(needed), list(run.outputs))
         host.update(run.outputs)
-        result.runs.append(ProgramRun(os.path.basename(path), wbytes, link.transfer_cycles(wbytes), in_bytes,
-                                      out_bytes, host_cycles, run.cycles))
-    missing = [n for n in pkg.outputs if n not in host]
+        result.runs.append(pr)
+        if keep_runs:
+            result.mesh_runs.append(run)
+        t = pr.end_cycle
+    source = {n: pkg.sources.get(n, n) for n in pkg.outputs}
+    missing = [n for n in pkg.outputs if source[n] not in host]
     if missing:
-        raise PackageError(f"{pkg.path}: no program produces the output '{missing[0]}'")
-    result.outputs = {n: host[n] for n in pkg.outputs}
+        raise PackageError(f"{pkg.path}: no program produces the output '{source[missing[0]]}'")
+    result.outputs = {n: host[source[n]] for n in pkg.outputs}
     return result
 
 
@@ -164,17 +240,25 @@ def program_paths(asm_path: str, count: int) -> list[str]:
     return [f"{base}.p{k}.s" for k in range(count)]
 
 
-def write_package(compilations: Sequence, outputs: Sequence[str], asm_path: str) -> None:
-    """Write the manifest and every program's assembly and weights: all or none."""
+def write_package(compilations: Sequence, outputs: Sequence[str], asm_path: str,
+                  sources: Mapping[str, str] | None = None,
+                  host_tensors: Mapping[str, np.ndarray] | None = None) -> None:
+    """Write the manifest, every program's assembly and weights, and the `.host`
+    tensors (`PROG.host<k>.npy`): all or none. `sources`: outputs that are another
+    host tensor (an input, another output, a host tensor)."""
     from nnx.atomic_file import atomic_outputs
     from nnx.passes.lower_to_mesh import data_path
     from nnx.sim.asm_mesh import format_mesh_program
 
     progs = program_paths(asm_path, len(compilations))
-    paths = [asm_path] + [p for s in progs for p in (s, data_path(s))]
+    base = asm_path[:-2] if asm_path.endswith(".s") else asm_path
+    host_tensors = dict(host_tensors or {})
+    host_paths = [f"{base}.host{k}.npy" for k in range(len(host_tensors))]
+    paths = [asm_path] + [p for s in progs for p in (s, data_path(s))] + host_paths
     with atomic_outputs(paths) as temps:
         with open(temps[0], "w", encoding="utf-8") as f:
-            f.write(format_manifest(outputs, [os.path.basename(p) for p in progs]))
+            f.write(format_manifest(outputs, [os.path.basename(p) for p in progs], sources,
+                                    {n: os.path.basename(p) for n, p in zip(host_tensors, host_paths)}))
         for k, comp in enumerate(compilations):
             text = format_mesh_program(comp.program).replace(
                 ".data prog.data ", f".data {os.path.basename(data_path(progs[k]))} ")
@@ -182,3 +266,6 @@ def write_package(compilations: Sequence, outputs: Sequence[str], asm_path: str)
                 f.write(text)
             with open(temps[2 + 2 * k], "wb") as f:
                 f.write(comp.data)
+        for tmp, value in zip(temps[1 + 2 * len(progs):], host_tensors.values()):
+            with open(tmp, "wb") as f:
+                np.save(f, value, allow_pickle=False)

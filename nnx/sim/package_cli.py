@@ -1,18 +1,20 @@
 """`nnx-run PROG.s` for a program package (a manifest whose first directive is
 `.package`, nnx/sim/package.py):
 
-    nnx-run prog.s --input NAME=FILE.npy ... [--output-dir DIR] [--report R.json] [--target FILE]
+    nnx-run prog.s --input NAME=FILE.npy ... [--output-dir DIR] [--report R.json]
+            [--trace T.json] [--plot timeline.png] [--target FILE]
 
 runs the programs in order on the mesh simulator and prints `cycles` (weight loads,
 host transfers and mesh runs included), `programs`, and per program its weight-load
-bytes and host traffic. Every problem is one line and exit 1; output files are
-written after a successful run, all or none.
+bytes and host traffic. `--report` writes the same as JSON (`PackageResult.report`),
+`--plot` the programs along a time line (nnx/sim/package_plot.py), `--trace` a
+Perfetto trace (nnx/sim/package_trace.py). Every problem is one line and exit 1;
+output files are written after a successful run, all or none.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 
 from nnx.atomic_file import atomic_outputs
 from nnx.cli import ArgumentParser, UsageError
@@ -26,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     p.add_argument("--output-dir", metavar="DIR")
     p.add_argument("--report", metavar="REPORT.json")
+    p.add_argument("--trace", metavar="T.json", help="Chrome/Perfetto trace: the package's time line and every core")
+    p.add_argument("--plot", metavar="TIMELINE.png",
+                   help="the programs along a time line: weight loads, host transfers, mesh runs")
     p.add_argument("--target", metavar="FILE")
     return p
 
@@ -43,6 +48,10 @@ def run_package_main(argv: list[str]) -> int:
     from nnx.sim.asm_mesh import read_mesh_program
     from nnx.sim.mesh_cli import resolve_target
     from nnx.sim.package import PackageError
+    from nnx.sim.package_plot import plot_package
+    from nnx.sim.package_trace import build_package_trace
+    from nnx.sim.report import report_json
+    from nnx.sim.trace import trace_json
 
     args = _parser().parse_args(argv)
     inputs = load_inputs(args.input)
@@ -51,21 +60,28 @@ def run_package_main(argv: list[str]) -> int:
         if not pkg.programs:
             raise PackageError(f"{args.program}: the package has no programs")
         target = resolve_target(args.target, read_mesh_program(pkg.programs[0]))
-        result = run_package(pkg, inputs, target)
+        result = run_package(pkg, inputs, target, keep_runs=bool(args.trace))
     except PackageError as e:
         raise UsageError(str(e)) from None
     report = result.report()
     print(f"cycles {report['cycles']}")
     print(f"programs {report['programs']}")
     for r in result.runs:
-        print(f"  {r.program}: cycles {r.cycles} (weights {r.weight_load_cycles}, host {r.host_cycles}, "
-              f"mesh {r.mesh_cycles}), weight-load bytes {r.weight_load_bytes}, "
+        print(f"  {r.program}: cycles {r.cycles} (weights {r.weight_load_cycles}, host in {r.host_in_cycles}, "
+              f"mesh {r.mesh_cycles}, host out {r.host_out_cycles}), weight-load bytes {r.weight_load_bytes}, "
               f"host in {r.host_in_bytes} B, host out {r.host_out_bytes} B")
-    paths = [args.report] if args.report else []
+    texts: dict[str, str] = {}
+    if args.report:
+        texts[args.report] = report_json(report)
+    if args.trace:
+        texts[args.trace] = trace_json(build_package_trace(result, target))
+    paths = list(texts) + ([args.plot] if args.plot else [])
     with atomic_outputs(paths) as temps:
-        if args.report:
-            with open(temps[0], "w", encoding="utf-8") as f:
-                json.dump(report, f, indent=1)
+        for tmp, text in zip(temps, texts.values()):
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+        if args.plot:
+            plot_package(temps[-1], result.runs)
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)
     return 0

@@ -60,13 +60,14 @@ def _mlp_model(path, layers=8, width=256, every=2):
     return layers * width * width * 4
 
 
-def _compile_and_run(tmp_path, model, target, feeds, extra=()):
+def _compile_and_run(tmp_path, model, target, feeds, extra=(), run_extra=()):
     from nnx.tools.nnx_compile import main as compile_main
     from nnx.tools.nnx_run import main as run_main
 
     prog = tmp_path / "prog.s"
     assert compile_main([str(model), "--target", target, "-o", str(prog), *extra]) == 0
-    args = [str(prog), "--target", target, "--output-dir", str(tmp_path / "out"), "--report", str(tmp_path / "r.json")]
+    args = [str(prog), "--target", target, "--output-dir", str(tmp_path / "out"), "--report", str(tmp_path / "r.json"),
+            *run_extra]
     for k, v in feeds.items():
         np.save(tmp_path / f"{k}.npy", v)
         args += ["--input", f"{k}={tmp_path / f'{k}.npy'}"]
@@ -152,3 +153,286 @@ def test_op_too_big_for_the_mesh_is_one_line_exit_1_no_files(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "does not fit the whole mesh" in err and "gemm" in err, err
     assert not any(p.name.startswith("prog") for p in tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- --plot and --trace
+
+
+def _decode_png(data: bytes) -> np.ndarray:
+    """An 8-bit RGB PNG -> (height, width, 3) uint8 (every filter type; no interlace)."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        (n,), tag = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + n]
+        if tag == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", body)
+        elif tag == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h, depth, colour, _, _, interlace = hdr
+    assert (depth, colour, interlace) == (8, 2, 0)
+    raw = zlib.decompress(idat)
+    stride = 3 * w
+    out = np.zeros((h, stride), np.int32)
+    prev = np.zeros(stride, np.int32)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
+        cur = np.zeros(stride, np.int32)
+        for i in range(stride):
+            a = cur[i - 3] if i >= 3 else 0
+            b = prev[i]
+            c = prev[i - 3] if i >= 3 else 0
+            if f == 0:
+                p = 0
+            elif f == 1:
+                p = a
+            elif f == 2:
+                p = b
+            elif f == 3:
+                p = (a + b) // 2
+            else:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                p = a if pa <= pb and pa <= pc else b if pb <= pc else c
+            cur[i] = (line[i] + p) & 0xFF
+        out[y], prev = cur, cur
+    return out.reshape(h, w, 3).astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def plotted_package(tmp_path_factory):
+    """A 4-layer MLP (1 MiB of weights) as a package on a 3 x 2 mesh of 128 KiB cores,
+    run with --report, --plot (built-in PNG writer: matplotlib hidden) and --trace."""
+    import sys
+
+    tmp_path = tmp_path_factory.mktemp("plot")
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model, layers=4, every=2)
+    target = _mesh_target(tmp_path, 3, 2, 131072)
+    feeds = {"x": np.random.default_rng(2).standard_normal((1, 256)).astype(np.float32)}
+    saved = sys.modules.get("matplotlib", "absent")
+    sys.modules["matplotlib"] = None  # the built-in writer, whose geometry the test knows
+    try:
+        _, report = _compile_and_run(tmp_path, model, target, feeds,
+                                     run_extra=("--plot", str(tmp_path / "t.png"), "--trace", str(tmp_path / "t.json")))
+    finally:
+        if saved == "absent":
+            del sys.modules["matplotlib"]
+        else:
+            sys.modules["matplotlib"] = saved
+    _check_outputs(tmp_path, model, feeds)
+    return tmp_path, report
+
+
+def _report_intervals(p):
+    """(part, start, end) of one program of the report, recomputed from its fields."""
+    t, out = p["start_cycle"], []
+    for part in ("weight_load", "host_in", "mesh", "host_out"):
+        n = p[f"{part}_cycles"]
+        out.append((part, t, t + n))
+        t += n
+    return out
+
+
+def test_package_report_fields(plotted_package):
+    _, report = plotted_package
+    per = report["per_program"]
+    assert report["programs"] == len(per) >= 2
+    t = 0
+    for p in per:
+        assert p["start_cycle"] == t
+        assert p["cycles"] == p["weight_load_cycles"] + p["host_in_cycles"] + p["mesh_cycles"] + p["host_out_cycles"]
+        assert p["host_cycles"] == p["host_in_cycles"] + p["host_out_cycles"]
+        assert p["end_cycle"] == t + p["cycles"]
+        assert p["weight_load_bytes"] > 0 and p["host_in_bytes"] >= 1024 and p["host_out_bytes"] >= 1024
+        t = p["end_cycle"]
+    assert report["cycles"] == t
+    assert report["weight_load_bytes"] == sum(p["weight_load_bytes"] for p in per) >= 4 * 256 * 256 * 4
+    # a program reads back what an earlier one parked (or a model input)
+    parked = {"x"}
+    for p in per:
+        assert set(p["inputs"]) <= parked
+        parked |= set(p["outputs"])
+
+
+def test_package_plot_draws_the_report_intervals(plotted_package):
+    from nnx.sim.package_plot import BACKGROUND, PART_COLOURS, PART_LANE, PROGRAM_SHADES, TimelineLayout
+
+    tmp_path, report = plotted_package
+    img = _decode_png((tmp_path / "t.png").read_bytes())
+    layout = TimelineLayout(report["cycles"])
+    assert img.shape == (layout.height, layout.width, 3)
+    per = report["per_program"]
+    spans = [(part, *layout.columns(s, e)) for p in per for part, s, e in _report_intervals(p) if e > s]
+
+    def lane_mid(lane):
+        y0, y1 = layout.rows(lane)
+        return (y0 + y1) // 2
+
+    checked = set()
+    for part, c0, c1 in spans:
+        lane = PART_LANE[part]
+        shared = any(o != (part, c0, c1) and PART_LANE[o[0]] == lane and o[1] < c1 and c0 < o[2] for o in spans)
+        if shared:  # another interval of the lane shares its pixel column
+            continue
+        x = (c0 + c1 - 1) // 2
+        assert tuple(img[lane_mid(lane), x]) == PART_COLOURS[part], (part, c0, c1)
+        checked.add(part)
+    assert checked == set(PART_COLOURS)
+    # while a program loads its weights the mesh lane is empty
+    for p in per:
+        c0, c1 = layout.columns(p["start_cycle"], p["start_cycle"] + p["weight_load_cycles"])
+        assert tuple(img[lane_mid("mesh"), (c0 + c1) // 2]) == BACKGROUND
+    # the programs lane alternates shades at the report's program boundaries
+    for k, p in enumerate(per):
+        c0, c1 = layout.columns(p["start_cycle"], p["end_cycle"])
+        assert tuple(img[lane_mid("programs"), (c0 + c1) // 2]) == PROGRAM_SHADES[k % 2]
+    # the mesh lane's green share is the mesh cycles' share (independent of positions)
+    green = np.all(img[lane_mid("mesh")] == PART_COLOURS["mesh"], axis=-1).sum()
+    expect = sum(p["mesh_cycles"] for p in per) * (layout.width - 2 * layout.margin) / report["cycles"]
+    assert abs(green - expect) <= len(per) + 1
+
+
+def test_package_trace(plotted_package):
+    tmp_path, report = plotted_package
+    trace = json.loads((tmp_path / "t.json").read_text())
+    ev = trace["traceEvents"]
+    us = 1e-3  # the test target runs at 1 GHz
+    meshes = sorted((e for e in ev if e.get("cat") == "mesh"), key=lambda e: e["ts"])
+    per = report["per_program"]
+    assert len(meshes) == len(per)
+    for e, p in zip(meshes, per):
+        start = p["start_cycle"] + p["weight_load_cycles"] + p["host_in_cycles"]
+        assert e["ts"] == pytest.approx(start * us) and e["dur"] == pytest.approx(p["mesh_cycles"] * us)
+    parked = [e for e in ev if e.get("cat") == "host_out"]
+    assert [e["args"]["tensors"] for e in parked] == [p["outputs"] for p in per]
+    # per-core events of every program, inside that program's mesh run
+    names = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
+    assert "core 0" in names.values() and list(names.values()).count("core 0") == 1
+    core_events = [e for e in ev if e["ph"] == "X" and names.get(e["pid"], "").startswith("core")]
+    for e, p in zip(meshes, per):
+        inside = [c for c in core_events if e["ts"] - 1e-9 <= c["ts"] <= e["ts"] + e["dur"] + 1e-9]
+        assert inside, p["program"]
+    assert len(core_events) == sum(1 for c in core_events if any(
+        m["ts"] - 1e-9 <= c["ts"] <= m["ts"] + m["dur"] + 1e-9 for m in meshes))
+
+
+def test_package_run_failure_writes_no_plot(plotted_package, capsys):
+    from nnx.tools.nnx_run import main as run_main
+
+    tmp_path, _ = plotted_package
+    out = tmp_path / "fail"
+    out.mkdir()
+    rc = run_main([str(tmp_path / "prog.s"), "--plot", str(out / "t.png"), "--trace", str(out / "t.json"),
+                   "--report", str(out / "r.json")])  # no --input x=...
+    assert rc == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert list(out.iterdir()) == []
+
+
+# ---------------------------------------------------------------- nnx-compile --pipeline
+
+
+def test_compile_pipeline_chain_becomes_the_package(tmp_path):
+    """A --pipeline ending in subgraph-fuse{strategy=...} with a mesh target: each
+    subgraph is one program; greedy has at most one program more than optimal, and
+    both packages match onnxruntime."""
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model, layers=6, every=1)
+    target = _mesh_target(tmp_path, 3, 2, 131072)
+    feeds = {"x": np.random.default_rng(3).standard_normal((1, 256)).astype(np.float32)}
+    programs = {}
+    for strategy in ("greedy", "optimal"):
+        d = tmp_path / strategy
+        d.mkdir()
+        pipe = f"builtin.module({GRAPH_PASSES[15:-1]},subgraph-split,subgraph-fuse{{strategy={strategy}}})"
+        _, report = _compile_and_run(d, model, target, feeds, ("--pipeline", pipe))
+        _check_outputs(d, model, feeds)
+        programs[strategy] = report["programs"]
+    assert programs["greedy"] <= programs["optimal"] + 1
+    assert programs["optimal"] >= 3  # 1.5 MiB of weights on 768 KiB of cores
+
+
+@pytest.mark.parametrize("fuse, message", [
+    ("subgraph-fuse{strategy=random}", "unknown strategy 'random'"),
+    ("subgraph-fuse{min-weights=10 max-weights=5}", "impossible window for weights: min-weights=10 > max-weights=5"),
+])
+def test_compile_bad_fuse_options_one_line_exit_1_no_files(tmp_path, capsys, fuse, message):
+    from nnx.tools.nnx_compile import main as compile_main
+
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model, layers=2)
+    target = _mesh_target(tmp_path, 3, 2, 131072)
+    out = tmp_path / "out"
+    out.mkdir()
+    rc = compile_main([str(model), "--target", target, "-o", str(out / "prog.s"),
+                       "--pipeline", f"builtin.module(subgraph-split,{fuse})"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and len(err.splitlines()) == 1 and message in err, err
+    assert list(out.iterdir()) == []
+
+
+def test_outputs_that_are_inputs_copies_or_constants(tmp_path):
+    """Model outputs no program computes under their own name -- an Identity of the
+    input, a second name of a hidden state, a Constant -- come out of the package
+    (aliases and `.host` tensors in the manifest) and match onnxruntime."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(4)
+    ws = [numpy_helper.from_array((rng.standard_normal((256, 256)) / 16).astype(np.float32), f"W{k}") for k in (0, 1)]
+    nodes = [helper.make_node("Gemm", ["x", "W0"], ["g0"]), helper.make_node("Relu", ["g0"], ["h0"]),
+             helper.make_node("Identity", ["h0"], ["h0copy"]), helper.make_node("Gemm", ["h0", "W1"], ["y"]),
+             helper.make_node("Identity", ["x"], ["xcopy"]),
+             helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.arange(4, dtype=np.float32)))]
+
+    def vi(n, shape):
+        return helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+
+    g = helper.make_graph(nodes, "edge", [vi("x", [1, 256])],
+                          [vi("h0", [1, 256]), vi("h0copy", [1, 256]), vi("y", [1, 256]), vi("xcopy", [1, 256]),
+                           vi("c", [4])], ws)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    model = tmp_path / "edge.onnx"
+    onnx.save(m, str(model))
+    feeds = {"x": rng.standard_normal((1, 256)).astype(np.float32)}
+    # one 256 KiB layer per program; then the whole model in one program, still a
+    # package since no mesh program computes `c`
+    for mesh, programs in (((3, 2, 131072), 2), ((4, 4, 524288), 1)):
+        d = tmp_path / f"{mesh[0]}x{mesh[1]}"
+        d.mkdir()
+        prog, report = _compile_and_run(d, model, _mesh_target(d, *mesh), feeds)
+        assert report["programs"] == programs and ".host c " in prog.read_text()
+        _check_outputs(d, model, feeds)
+
+
+def test_bert_hidden_states_package_on_a_quarter_of_its_weights(tmp_path):
+    """The acceptance case: a transformers BERT exported with every layer's hidden
+    state as an output runs as a package on a mesh whose core memory is at most a
+    quarter of its weights, or twice its largest op's weights (here the word
+    embedding, above the quarter); outputs within 1e-4 of onnxruntime."""
+    from test_subgraph_split import bert_hidden_feeds, bert_hidden_states_model
+
+    from nnx.split_fuse.chain import main_function, scheduled_ops
+    from nnx.split_fuse.fit import range_weights
+
+    model = bert_hidden_states_model(layers=2, hidden=64)
+    feeds = bert_hidden_feeds()
+    shapes = {k: v.shape for k, v in feeds.items()}
+    module = api.import_onnx(str(model), shapes, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    ops = scheduled_ops(main_function(module, "test").body.block)
+    weights = range_weights(ops, (0, len(ops)))
+    largest = max(range_weights(ops, (i, i + 1)) for i in range(len(ops)))
+    budget = weights // 4 if largest <= weights // 4 else 2 * largest
+    core = budget // 2 // 4096 * 4096
+    assert 2 * core <= budget and largest > weights // 4
+    extra = [a for k, s in shapes.items() for a in ("--input-shape", f"{k}={'x'.join(map(str, s))}")]
+    _, report = _compile_and_run(tmp_path, model, _mesh_target(tmp_path, 2, 1, core), feeds, extra)
+    assert report["programs"] >= 2
+    _check_outputs(tmp_path, model, feeds)

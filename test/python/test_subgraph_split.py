@@ -22,39 +22,57 @@ GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)
 LAYERS = 3
 
 
-def _export_bert_hidden_states(path) -> None:
-    """A 3-layer BERT whose outputs are the embeddings' and every layer's hidden state."""
+def bert_hidden_states_model(layers: int = LAYERS, hidden: int = 32):
+    """A transformers BertModel (`layers` layers of width `hidden`) exported with the
+    embeddings' and every layer's hidden state as outputs (`hidden0..hiddenN`) plus
+    `pooler`; cached by model_zoo. Inputs: bert_2layer's `input_ids` and
+    `attention_mask`."""
+    import hashlib
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
-    from transformers import BertConfig, BertModel
+    import transformers
 
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=model_zoo.VOCAB, hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64, attn_implementation="eager")
-    model = BertModel(cfg).eval()
+    def export(path) -> None:
+        from transformers import BertConfig, BertModel
 
-    class Wrap(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
+        torch.manual_seed(0)
+        cfg = BertConfig(vocab_size=model_zoo.VOCAB, hidden_size=hidden, num_hidden_layers=layers,
+                         num_attention_heads=2, intermediate_size=2 * hidden, max_position_embeddings=64,
+                         attn_implementation="eager")
+        model = BertModel(cfg).eval()
+        model_zoo._randomise_all(model)
 
-        def forward(self, input_ids, attention_mask):
-            out = self.m(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-            return (*out.hidden_states, out.pooler_output)
+        class Wrap(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
 
+            def forward(self, input_ids, attention_mask):
+                out = self.m(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
+                return (*out.hidden_states, out.pooler_output)
+
+        feeds = model_zoo.sample_inputs("bert_2layer")
+        names = [f"hidden{k}" for k in range(layers + 1)] + ["pooler"]
+        torch.onnx.export(Wrap(model), (torch.from_numpy(feeds["input_ids"]),
+                                        torch.from_numpy(feeds["attention_mask"])),
+                          str(path), input_names=["input_ids", "attention_mask"], output_names=names,
+                          opset_version=17, dynamo=False)
+
+    key = hashlib.sha256(open(__file__, "rb").read()
+                         + f"{torch.__version__}|{transformers.__version__}".encode()).hexdigest()[:12]
+    return model_zoo._cached_export(f"bert_hidden_{layers}x{hidden}", key, export)
+
+
+def bert_hidden_feeds():
     feeds = model_zoo.sample_inputs("bert_2layer")
-    names = [f"hidden{k}" for k in range(LAYERS + 1)] + ["pooler"]
-    torch.onnx.export(Wrap(model), (torch.from_numpy(feeds["input_ids"]), torch.from_numpy(feeds["attention_mask"])),
-                      str(path), input_names=["input_ids", "attention_mask"], output_names=names,
-                      opset_version=17, dynamo=False)
+    return {k: feeds[k] for k in ("input_ids", "attention_mask")}
 
 
 @pytest.fixture(scope="module")
 def bert_hidden(tmp_path_factory):
-    path = tmp_path_factory.mktemp("bert") / "bert_hidden.onnx"
-    _export_bert_hidden_states(path)
-    feeds = model_zoo.sample_inputs("bert_2layer")
-    feeds = {k: feeds[k] for k in ("input_ids", "attention_mask")}
+    path = bert_hidden_states_model()
+    feeds = bert_hidden_feeds()
     module = api.import_onnx(path, {k: v.shape for k, v in feeds.items()}, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
     return path, module, feeds
