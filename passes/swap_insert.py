@@ -387,25 +387,33 @@ def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str,
     return (best[1] if best else None), info
 
 
+def plan_choices(mode: str, dtype: str) -> list[tuple[tuple[str, ...], str]]:
+    """The (mode set, dtype) pairs `best_plan` plans for `mode` and `dtype` (each
+    of `AUTO_MODE_SETS` for `mode=auto`, each of `AUTO_DTYPES` for `dtype=auto`; a
+    plan of swaps alone compresses nothing, so it is planned with one dtype), in the
+    order in which a tie goes to the earlier."""
+    out = []
+    for modes in (AUTO_MODE_SETS if mode == "auto" else ((mode,),)):
+        dtypes = AUTO_DTYPES if dtype == "auto" else (dtype,)
+        out += [(modes, dt) for dt in (dtypes[:1] if modes == ("swap",) else dtypes)]
+    return out
+
+
 def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
-    """`policy=nnx`: the plan of `swap_plan.plan_reductions` for `mode` and `dtype`
-    (for `mode=auto` each of `AUTO_MODE_SETS`, for `dtype=auto` each of
-    `AUTO_DTYPES`; the plan with the fewest simulated cycles that fits wins, the
-    earlier one on a tie), or the result with the lowest peak when none fits. The
-    result's `dtype` is the one to emit it with."""
+    """`policy=nnx`: of the plans of `swap_plan.plan_reductions` for `plan_choices`,
+    the one with the fewest simulated cycles that fits (the earlier on a tie), or
+    the result with the lowest peak when none fits. The result's `dtype` is the one
+    to emit it with."""
     from nnx.passes.swap_plan import plan_reductions
 
     best = None
-    for modes in (AUTO_MODE_SETS if mode == "auto" else ((mode,),)):
-        # a plan of swaps alone compresses nothing: one dtype is enough
-        dtypes = AUTO_DTYPES if dtype == "auto" else (dtype,)
-        for dt in (dtypes[:1] if modes == ("swap",) else dtypes):
-            r = plan_reductions(func, target, budget, modes, dt)
-            if r.reductions is None:
-                if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
-                    best = r
-            elif best is None or best.reductions is None or r.cycles < best.cycles:
+    for modes, dt in plan_choices(mode, dtype):
+        r = plan_reductions(func, target, budget, modes, dt)
+        if r.reductions is None:
+            if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
                 best = r
+        elif best is None or best.reductions is None or r.cycles < best.cycles:
+            best = r
     return best
 
 
