@@ -419,15 +419,15 @@ def main() -> None:
             row(label, f, reduced(f), budget)
             print(f"      (th-tts={th.th_tts} max-n={th.max_n} serialize={th.serialize} timing={th.timing}; "
                   f"{info['tried']} settings in {time.time() - t:.0f} s)")
-        for mode, dtype in (("auto", "f16"), ("auto", "i8")):
+        for b, bname, dtype in ((budget, "B", "f16"), (budget, "B", "i8"), (p0 // 3, "peak/3", "f16")):
             t = time.time()
-            label = f"policy=nnx mode={mode} dtype={dtype}"
-            f, r = swap_plan(func, target, budget, mode, dtype)
+            label = f"policy=nnx mode=auto dtype={dtype}" + ("" if b == budget else f" at {bname}")
+            f, r = swap_plan(func, target, b, "auto", dtype)
             if f is None:
-                print(f"   {label:<46} does not fit B (lowest peak {r.lowest_peak / p0:.3f}; "
+                print(f"   {label:<46} does not fit {bname} (lowest peak {r.lowest_peak / p0:.3f}; "
                       f"{time.time() - t:.0f} s)")
                 continue
-            row(label, f, reduced(f), budget)
+            row(label, f, reduced(f), b)
             print(f"      (modes {r.modes}; {r.rounds} rounds in {time.time() - t:.0f} s)")
         acc = results.get("swap-insert{memory-budget=B} (acceptance)")
         if acc is not None:
