@@ -1,10 +1,25 @@
 """`swap-insert`: move or compress tensors that wait long in device memory.
 
-    swap-insert{th-tts=T th-size=BYTES max-n=N mode=swap|compress|both|auto dtype=f16|bf16|i8
-                memory-budget=BYTES policy=seed|nnx target=FILE timing=asap|schedule
-                serialize=true|false}
+    swap-insert{memory-budget=BYTES target=FILE}
+    swap-insert{memory-budget=BYTES policy=seed|nnx mode=swap|compress|both|auto
+                dtype=f16|bf16|i8|auto target=FILE}
+    swap-insert{th-tts=T th-size=BYTES max-n=N mode=swap|compress|both dtype=f16|bf16|i8
+                target=FILE timing=asap|schedule serialize=true|false}
 
-The insertion algorithm (docs/tensor-timing-and-swapping.md, "Swap insertion"):
+Options left out take defaults that depend on `memory-budget`
+(docs/tensor-timing-and-swapping.md, "Swap insertion"; `resolve_options`):
+
+| option | with `memory-budget=B` | without |
+|---|---|---|
+| `policy` | `nnx` (the planner below) | `seed` (the only one) |
+| `mode` | `auto` with `policy=nnx`, `swap` with `policy=seed` | `swap` |
+| `dtype` | `auto` (f16 or i8, the faster plan) with `policy=nnx`, `f16` with `policy=seed` | `f16` |
+
+So `swap-insert{memory-budget=B}` is the planner choosing the mode per tensor and the
+compressed dtype; every option given explicitly is honoured (`policy=seed
+mode=compress`, `policy=nnx mode=both dtype=f16`, ...).
+
+The original insertion algorithm (`policy=seed`, and every run without a budget):
 
 1. Timing (`tensor-timing`'s analysis, `timing=asap` by default): the slack TTS of
    every op input.
@@ -27,16 +42,17 @@ The insertion algorithm (docs/tensor-timing-and-swapping.md, "Swap insertion"):
 
 `serialize=false` leaves out the reduction -> next-reader edges (the next reader may
 then allocate its output while the copy still runs; it no longer waits for the host
-link). `memory-budget=B` (bytes, 0 = off) ignores th-tts/th-size/max-n/serialize/timing
+link). `policy=seed memory-budget=B` ignores th-tts/th-size/max-n/serialize/timing
 and chooses them: it simulates candidate settings on the device-memory model
 (`nnx.memory_timeline`) and keeps the one with the smallest simulated slowdown whose
 peak fits B; when none fits it is an error naming the lowest peak found.
 
-`policy=seed` (the default) is the method above. `policy=nnx` (needs
-`memory-budget`) plans from the simulated schedule instead (`nnx.passes.swap_plan`:
-idle windows, a per-tensor choice of mode by cost, a greedy on the peak, restorations
-timed as late as possible on the link); `mode=auto` lets it choose swap, compress or
-both per tensor.
+`policy=nnx` (needs `memory-budget`; the default with one) plans from the simulated
+schedule instead (`nnx.passes.swap_plan`: idle windows, a per-tensor choice of mode
+by cost, a greedy on the peak, restorations timed as late as possible on the link);
+`mode=auto` lets it choose swap, compress or both per tensor, `dtype=auto` between
+the f16 and the i8 plan (the one with fewer simulated cycles; f16 on a tie). When no
+plan fits it is an error naming the lowest peak found.
 """
 
 from __future__ import annotations
@@ -59,6 +75,45 @@ MODES = ("swap", "compress", "both", "auto")
 POLICIES = ("seed", "nnx")
 AUTO_MODE_SETS = (("swap", "compress", "both"), ("compress", "both"), ("compress",))
 """`mode=auto` with `policy=nnx`: the mode sets planned; the fastest plan that fits wins."""
+AUTO_DTYPES = ("f16", "i8")
+"""`dtype=auto` with `policy=nnx`: the compressed dtypes planned, the more accurate
+first (it wins a tie); bf16 costs what f16 costs with fewer mantissa bits, so it is
+only used when asked for."""
+
+
+@dataclass(frozen=True)
+class ResolvedOptions:
+    """`policy`, `mode` and `dtype` after the defaults of `resolve_options`."""
+
+    policy: str
+    mode: str
+    dtype: str
+
+
+def resolve_options(policy: str, mode: str, dtype: str, memory_budget: int) -> ResolvedOptions:
+    """Fill the options left empty (not given) and check the combination: with a
+    memory budget the planner (`policy=nnx mode=auto dtype=auto`), without one the
+    original method (`policy=seed mode=swap dtype=f16`); `policy=seed` keeps
+    `mode=swap dtype=f16` under a budget too. Given options are kept as they are;
+    PassError for a value or combination that is not allowed."""
+    from nnx.dialects.graph_memory import COMPRESSED_TYPES
+
+    if policy and policy not in POLICIES:
+        raise PassError(f"swap-insert: policy must be one of {list(POLICIES)}, got '{policy}'")
+    if mode and mode not in MODES:
+        raise PassError(f"swap-insert: mode must be one of {list(MODES)}, got '{mode}'")
+    if dtype and dtype not in (*COMPRESSED_TYPES, "auto"):
+        raise PassError(f"swap-insert: dtype must be one of {[*COMPRESSED_TYPES, 'auto']}, got '{dtype}'")
+    policy = policy or ("nnx" if memory_budget else "seed")
+    if policy == "nnx" and not memory_budget:
+        raise PassError("swap-insert: policy=nnx needs memory-budget")
+    planner = policy == "nnx"
+    mode = mode or ("auto" if planner else "swap")
+    dtype = dtype or ("auto" if planner else "f16")
+    if not planner and "auto" in (mode, dtype):
+        what = "mode=auto" if mode == "auto" else "dtype=auto"
+        raise PassError(f"swap-insert: {what} needs policy=nnx (the default when memory-budget is set)")
+    return ResolvedOptions(policy, mode, dtype)
 
 
 @dataclass(frozen=True)
@@ -332,15 +387,28 @@ def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str,
     return (best[1] if best else None), info
 
 
+def plan_choices(mode: str, dtype: str) -> list[tuple[tuple[str, ...], str]]:
+    """The (mode set, dtype) pairs `best_plan` plans for `mode` and `dtype` (each
+    of `AUTO_MODE_SETS` for `mode=auto`, each of `AUTO_DTYPES` for `dtype=auto`; a
+    plan of swaps alone compresses nothing, so it is planned with one dtype), in the
+    order in which a tie goes to the earlier."""
+    out = []
+    for modes in (AUTO_MODE_SETS if mode == "auto" else ((mode,),)):
+        dtypes = AUTO_DTYPES if dtype == "auto" else (dtype,)
+        out += [(modes, dt) for dt in (dtypes[:1] if modes == ("swap",) else dtypes)]
+    return out
+
+
 def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
-    """`policy=nnx`: the plan of `swap_plan.plan_reductions` for `mode` (for
-    `mode=auto`, the one with the fewest simulated cycles among `AUTO_MODE_SETS`
-    that fits), or the result with the lowest peak when none fits."""
+    """`policy=nnx`: of the plans of `swap_plan.plan_reductions` for `plan_choices`,
+    the one with the fewest simulated cycles that fits (the earlier on a tie), or
+    the result with the lowest peak when none fits. The result's `dtype` is the one
+    to emit it with."""
     from nnx.passes.swap_plan import plan_reductions
 
     best = None
-    for modes in (AUTO_MODE_SETS if mode == "auto" else ((mode,),)):
-        r = plan_reductions(func, target, budget, modes, dtype)
+    for modes, dt in plan_choices(mode, dtype):
+        r = plan_reductions(func, target, budget, modes, dt)
         if r.reductions is None:
             if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
                 best = r
@@ -357,60 +425,51 @@ def apply_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
     if r.reductions is None:
         raise PassError(
             f"swap-insert: no plan fits memory-budget={budget} in @{func.sym_name.data} with "
-            f"policy=nnx mode={mode} (no-swap peak {r.base_peak} bytes, lowest peak found "
-            f"{r.lowest_peak} bytes)", func)
+            f"policy=nnx mode={mode} dtype={dtype} (no-swap peak {r.base_peak} bytes, lowest peak "
+            f"found {r.lowest_peak} bytes)", func)
     if r.reductions:
-        emit(func.body.block, target, r.reductions, dtype, *r.times)
+        emit(func.body.block, target, r.reductions, r.dtype, *r.times)
     return r
 
 
 @dataclass(frozen=True)
 class SwapInsertPass(ModulePass):
-    """Insert swap/compress reductions and restorations (see the module docstring)."""
+    """Insert swap/compress reductions and restorations (see the module docstring).
+    `policy`, `mode` and `dtype` left empty take the defaults of `resolve_options`."""
 
     name = "swap-insert"
 
     th_tts: int = 0
     th_size: int = 0
     max_n: int = -1
-    mode: str = "swap"
-    dtype: str = "f16"
+    mode: str = ""
+    dtype: str = ""
     memory_budget: int = 0
     target: str = ""
     timing: str = "asap"
     serialize: bool = True
-    policy: str = "seed"
+    policy: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in MODES:
-            raise PassError(f"swap-insert: mode must be one of {list(MODES)}, got '{self.mode}'")
-        from nnx.dialects.graph_memory import COMPRESSED_TYPES
-
-        if self.dtype not in COMPRESSED_TYPES:
-            raise PassError(f"swap-insert: dtype must be one of {list(COMPRESSED_TYPES)}, got '{self.dtype}'")
-        if self.policy not in POLICIES:
-            raise PassError(f"swap-insert: policy must be one of {list(POLICIES)}, got '{self.policy}'")
-        if self.policy == "nnx" and not self.memory_budget:
-            raise PassError("swap-insert: policy=nnx needs memory-budget")
-        if self.mode == "auto" and self.policy != "nnx":
-            raise PassError("swap-insert: mode=auto needs policy=nnx")
+        opts = resolve_options(self.policy, self.mode, self.dtype, self.memory_budget)
         if self.timing not in TIMING_MODES:
             raise PassError(f"swap-insert: timing must be one of {list(TIMING_MODES)}, got '{self.timing}'")
         if self.th_size < 0 or self.th_tts < 0 or self.memory_budget < 0:
             raise PassError("swap-insert: th-tts, th-size and memory-budget must be >= 0")
         target = load_pass_target("swap-insert", self.target)
         for f in [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]:
-            if self.policy == "nnx":
-                apply_plan(f, target, self.memory_budget, self.mode, self.dtype)
+            if opts.policy == "nnx":
+                apply_plan(f, target, self.memory_budget, opts.mode, opts.dtype)
                 continue
             th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize, self.timing)
             if self.memory_budget:
-                th, info = choose_thresholds(f, target, self.memory_budget, self.mode, self.dtype)
+                th, info = choose_thresholds(f, target, self.memory_budget, opts.mode, opts.dtype)
                 if th is None:
                     raise PassError(
                         f"swap-insert: no setting fits memory-budget={self.memory_budget} in "
-                        f"@{f.sym_name.data} with mode={self.mode} (no-swap peak {info['base_peak']} "
-                        f"bytes, lowest peak found {info['lowest_peak']} bytes)", f)
+                        f"@{f.sym_name.data} with policy=seed mode={opts.mode} dtype={opts.dtype} "
+                        f"(no-swap peak {info['base_peak']} bytes, lowest peak found "
+                        f"{info['lowest_peak']} bytes)", f)
                 if th.max_n == 0:
                     continue
-            apply_thresholds(f.body.block, target, th, self.mode, self.dtype)
+            apply_thresholds(f.body.block, target, th, opts.mode, opts.dtype)

@@ -91,6 +91,8 @@ class PlanResult:
     modes: dict[str, int] = field(default_factory=dict)
     times: tuple[list[int], list[int]] | None = None
     """The schedule `emit` placed the prefetch edges of `reductions` by."""
+    dtype: str = "f16"
+    """The compressed element type the plan was made (and is emitted) with."""
 
 
 def idle_windows(ops: list[Operation], cands, start: list[int], finish: list[int]) -> list[Window]:
@@ -239,7 +241,8 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
         return tl, (st, fi)
 
     tl, times = run([], None)
-    res = PlanResult(None, tl.peak_bytes, tl.cycles, tl.peak_bytes, tl.cycles, lowest_peak=tl.peak_bytes)
+    res = PlanResult(None, tl.peak_bytes, tl.cycles, tl.peak_bytes, tl.cycles, lowest_peak=tl.peak_bytes,
+                     dtype=dtype)
     if tl.peak_bytes <= budget:
         res.reductions = []
         return res

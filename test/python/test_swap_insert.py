@@ -112,10 +112,11 @@ def _peak_cycles(module):
 
 @pytest.mark.parametrize("mode", ["swap", "compress", "both"])
 def test_memory_budget_fits_and_keeps_outputs(mode):
+    # policy=seed: the threshold search (with its default dtype f16)
     m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
     peak, cycles = _peak_cycles(m)
     budget = int(peak * 0.85)  # one of the six 256 KiB tensors less
-    out = _apply(m, memory_budget=budget, mode=mode)
+    out = _apply(m, memory_budget=budget, mode=mode, policy="seed")
     p2, c2 = _peak_cycles(out)
     assert p2 <= budget < peak
     x = {"arg0": np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)}
@@ -126,11 +127,47 @@ def test_memory_budget_fits_and_keeps_outputs(mode):
         assert np.max(np.abs(ref - got)) <= TOLERANCE["f16"] * np.max(np.abs(ref))
 
 
-def test_memory_budget_above_the_peak_changes_nothing():
+@pytest.mark.parametrize("policy", ["", "seed", "nnx"])
+def test_memory_budget_above_the_peak_changes_nothing(policy):
     m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
     peak, _ = _peak_cycles(m)
-    out = _apply(m, memory_budget=peak)
-    assert _count(out, "graph.swap_out") == 0
+    out = _apply(m, memory_budget=peak, policy=policy)
+    assert _count(out, "graph.swap_out") == _count(out, "graph.compress_tensor") == 0
+
+
+# ---- defaults (docs/tensor-timing-and-swapping.md, "Swap insertion") -------------------
+
+
+@pytest.mark.parametrize("given,budget,want", [
+    (("", "", ""), 0, ("seed", "swap", "f16")),
+    (("", "", ""), 1 << 30, ("nnx", "auto", "auto")),
+    (("seed", "", ""), 1 << 30, ("seed", "swap", "f16")),
+    (("seed", "compress", "i8"), 1 << 30, ("seed", "compress", "i8")),
+    (("", "compress", ""), 0, ("seed", "compress", "f16")),
+    (("", "both", ""), 1 << 30, ("nnx", "both", "auto")),
+    (("nnx", "swap", "bf16"), 1 << 30, ("nnx", "swap", "bf16")),
+    (("", "auto", "f16"), 1 << 30, ("nnx", "auto", "f16")),
+])
+def test_options_left_out_take_the_documented_defaults(given, budget, want):
+    from nnx.passes.swap_insert import resolve_options
+
+    r = resolve_options(*given, budget)
+    assert (r.policy, r.mode, r.dtype) == want
+
+
+@pytest.mark.parametrize("given,budget,msg", [
+    (("nnx", "", ""), 0, "policy=nnx needs memory-budget"),
+    (("", "auto", ""), 0, "mode=auto needs policy=nnx"),
+    (("seed", "auto", ""), 1 << 30, "mode=auto needs policy=nnx"),
+    (("seed", "", "auto"), 1 << 30, "dtype=auto needs policy=nnx"),
+    (("", "", "f8"), 1 << 30, "dtype must be one of"),
+])
+def test_options_that_do_not_go_together_are_one_error(given, budget, msg):
+    from nnx.diagnostics import PassError
+    from nnx.passes.swap_insert import resolve_options
+
+    with pytest.raises(PassError, match=msg):
+        resolve_options(*given, budget)
 
 
 def test_training_step_gradients_bit_identical_with_swap():
@@ -254,7 +291,7 @@ def test_nnx_policy_is_no_slower_than_the_seed_search():
     m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
     peak, _ = _peak_cycles(m)
     budget = int(peak * 0.85)
-    seed = _peak_cycles(_apply(m, memory_budget=budget, mode="compress", dtype="i8"))
+    seed = _peak_cycles(_apply(m, memory_budget=budget, mode="compress", dtype="i8", policy="seed"))
     nnx = _peak_cycles(_apply(m, memory_budget=budget, mode="compress", dtype="i8", policy="nnx"))
     assert nnx[0] <= budget and seed[0] <= budget
     assert nnx[1] <= seed[1]
@@ -271,3 +308,64 @@ def test_mode_cost_frees_and_charges_by_mode():
     assert swap.vpu_out == 0 and comp.link_out == 0 and both.link_out < swap.link_out
     assert comp.vpu_out == both.vpu_out > 0
     assert mode_cost(t, n, "compress", "f16").freed == n // 2
+
+
+def _v100():
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parents[2] / "targets" / "v100.toml")
+
+
+def _compressed_dtypes(module):
+    return {o.attr("dtype") for o in module.walk() if o.name == "graph.compress_tensor"}
+
+
+def test_default_budget_plan_training_step():
+    # `swap-insert{memory-budget=B}` alone on a small training step: it is the plan of
+    # policy=nnx mode=auto dtype=auto (the same IR), it fits B on the target, and the
+    # loss and gradients stay within the tolerance of the dtype it chose
+    m, feeds = _training_step()
+    target = _v100()
+    peak, _ = _peak_cycles_on(m, target)
+    budget = int(peak * 0.9)
+    out = _apply(m, memory_budget=budget, target=target)
+    spelled = _apply(m, memory_budget=budget, target=target, policy="nnx", mode="auto", dtype="auto")
+    assert str(out) == str(spelled)
+    assert _peak_cycles_on(out, target)[0] <= budget < peak
+    dtypes = _compressed_dtypes(out)
+    assert len(dtypes) == 1  # one dtype per plan
+    (dtype,) = dtypes
+    ref, got = _run(m, feeds), _run(out, feeds)
+    lossy = 0
+    for k in ref:
+        scale = float(np.max(np.abs(ref[k]))) or 1.0
+        err = float(np.max(np.abs(got[k] - ref[k])))
+        assert err <= TOLERANCE[dtype] * scale, (k, err / scale)
+        lossy += err > 0
+    assert lossy > 0  # the round trip through the compressed dtype is really there
+
+
+def test_default_budget_plan_with_mode_swap_is_bit_identical(tmp_path):
+    # mode=swap given, the rest left to the defaults of a budget (the planner): the
+    # loss and every gradient are bit-identical
+    m, feeds = _training_step()
+    target = _fast_link_target(tmp_path)
+    peak, _ = _peak_cycles_on(m, target)
+    budget = int(peak * 0.95)
+    out = _apply(m, memory_budget=budget, mode="swap", target=target)
+    assert _peak_cycles_on(out, target)[0] <= budget
+    assert _count(out, "graph.swap_out") > 0 and _count(out, "graph.compress_tensor") == 0
+    ref, got = _run(m, feeds), _run(out, feeds)
+    assert ref.keys() == got.keys()
+    for k in ref:
+        assert got[k].dtype == ref[k].dtype and np.array_equal(got[k], ref[k]), k
+
+
+def test_given_dtype_is_kept_by_the_default_planner():
+    # dtype=f16 given under a budget: the planner (default policy and mode) compresses
+    # to f16 only, on the chain graph whose default plan is i8
+    m = parse_module_text(LONG_LIVED.encode(), "<t>", make_context())
+    peak, _ = _peak_cycles(m)
+    budget = int(peak * 0.83)
+    assert _compressed_dtypes(_apply(m, memory_budget=budget)) == {"i8"}
+    assert _compressed_dtypes(_apply(m, memory_budget=budget, dtype="f16")) == {"f16"}

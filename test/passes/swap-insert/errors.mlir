@@ -4,18 +4,28 @@
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{mode=zip}' 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{dtype=f8}' 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{memory-budget=1}' 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: not nnx-opt %s --split-input-file -p 'swap-insert{memory-budget=1 policy=seed}' 2>&1 | FileCheck %s --check-prefix=SEED-BUDGET
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{policy=best}' 2>&1 | FileCheck %s --check-prefix=POLICY
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{policy=nnx}' 2>&1 | FileCheck %s --check-prefix=NEEDS-BUDGET
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{mode=auto th-tts=10}' 2>&1 | FileCheck %s --check-prefix=AUTO
+// RUN: not nnx-opt %s --split-input-file -p 'swap-insert{policy=seed mode=auto memory-budget=100}' 2>&1 | FileCheck %s --check-prefix=AUTO
+// RUN: not nnx-opt %s --split-input-file -p 'swap-insert{dtype=auto}' 2>&1 | FileCheck %s --check-prefix=DTYPE-AUTO
 // RUN: not nnx-opt %s --split-input-file -p 'swap-insert{policy=nnx mode=auto memory-budget=1}' 2>&1 | FileCheck %s --check-prefix=NNX-BUDGET
 // RUN: nnx-opt %s --split-input-file --verify-diagnostics
 // MODE: error: swap-insert: mode must be one of ['swap', 'compress', 'both', 'auto'], got 'zip'
 // POLICY: error: swap-insert: policy must be one of ['seed', 'nnx'], got 'best'
 // NEEDS-BUDGET: error: swap-insert: policy=nnx needs memory-budget
-// AUTO: error: swap-insert: mode=auto needs policy=nnx
-// NNX-BUDGET: error: 'func.func' op swap-insert: no plan fits memory-budget=1 in @ok with policy=nnx mode=auto (no-swap peak 32768 bytes
-// DTYPE: error: swap-insert: dtype must be one of ['f16', 'bf16', 'i8'], got 'f8'
-// BUDGET: error: 'func.func' op swap-insert: no setting fits memory-budget=1 in @ok with mode=swap (no-swap peak 32768 bytes
+// mode=auto and dtype=auto are the planner's choices: without a budget, or with
+// policy=seed given, they are an error.
+// AUTO: error: swap-insert: mode=auto needs policy=nnx (the default when memory-budget is set)
+// DTYPE-AUTO: error: swap-insert: dtype=auto needs policy=nnx (the default when memory-budget is set)
+// NNX-BUDGET: error: 'func.func' op swap-insert: no plan fits memory-budget=1 in @ok with policy=nnx mode=auto dtype=auto (no-swap peak 32768 bytes
+// DTYPE: error: swap-insert: dtype must be one of ['f16', 'bf16', 'i8', 'auto'], got 'f8'
+// A budget alone is the planner (policy=nnx mode=auto dtype=auto); policy=seed is the
+// threshold search with mode=swap dtype=f16. Both name the no-swap peak and the
+// lowest peak they reached.
+// BUDGET: error: 'func.func' op swap-insert: no plan fits memory-budget=1 in @ok with policy=nnx mode=auto dtype=auto (no-swap peak 32768 bytes, lowest peak found
+// SEED-BUDGET: error: 'func.func' op swap-insert: no setting fits memory-budget=1 in @ok with policy=seed mode=swap dtype=f16 (no-swap peak 32768 bytes, lowest peak found
 
 func.func @ok(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
   %a = graph.relu(%x) : (tensor<64x32xf32>) -> tensor<64x32xf32>

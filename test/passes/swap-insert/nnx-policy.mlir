@@ -4,13 +4,40 @@
 // after their producers, and without the original method's edges: no reduction ->
 // next-reader serialization edge, no chain between restorations. Default target.
 
-// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto}' | FileCheck %s --check-prefix=AUTO
+// RUN: nnx-opt %s -p 'swap-insert{memory-budget=1300000}' | FileCheck %s --check-prefix=DEFAULT
+// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=auto}' | FileCheck %s --check-prefix=DEFAULT
+// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=f16}' | FileCheck %s --check-prefix=AUTO
 // RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1400000 mode=compress dtype=i8}' | FileCheck %s --check-prefix=COMP
-// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=2000000 mode=auto}' | FileCheck %s --check-prefix=FITS
+// RUN: nnx-opt %s -p 'swap-insert{memory-budget=2000000}' | FileCheck %s --check-prefix=FITS
+// RUN: nnx-opt %s -p 'swap-insert{memory-budget=1400000 policy=seed}' | FileCheck %s --check-prefix=SEED
+// RUN: nnx-opt %s -p 'swap-insert{memory-budget=1400000 policy=seed mode=compress}' | FileCheck %s --check-prefix=SEED-COMP
+// RUN: not nnx-opt %s -p 'swap-insert{memory-budget=1300000 policy=seed mode=compress}' 2>&1 | FileCheck %s --check-prefix=SEED-FAILS
 
-// mode=auto chose "both" for %a (idle the longest: compressed, then its small copy
-// goes to the host, prefetched after %g) and compression alone for %b; the readers
-// right after the producers carry no control edge.
+// With only a memory budget, swap-insert is the planner with mode=auto and
+// dtype=auto (the same as spelling the three out, second RUN line): the fastest plan
+// of the f16 and i8 ones. Here that is i8 with "both" for %a and %b (compressed, the
+// small copies to the host), each prefetched by one op before its reader, and no
+// control edge on the model's own ops.
+// DEFAULT-LABEL: func.func @f
+// DEFAULT:       %a = graph.relu(%x)
+// DEFAULT-NEXT:  %[[QA:.*]], %[[SA:.*]] = graph.compress_tensor(%a) {dtype = "i8"}
+// DEFAULT-NEXT:  %[[HA:.*]] = graph.swap_out(%[[QA]])
+// DEFAULT-NEXT:  %b = graph.sigmoid(%a) :
+// DEFAULT-NEXT:  %[[QB:.*]], %[[SB:.*]] = graph.compress_tensor(%b) {dtype = "i8"}
+// DEFAULT-NEXT:  %[[HB:.*]] = graph.swap_out(%[[QB]])
+// DEFAULT-NEXT:  %c = graph.tanh(%b) :
+// DEFAULT:       %g = graph.add(%f, %c) :
+// DEFAULT-NEXT:  %[[IB:.*]] = graph.swap_in(%[[HB]]) after(%f : tensor<256x256xf32>)
+// DEFAULT-NEXT:  %[[DB:.*]] = graph.decompress_tensor(%[[IB]], %[[SB]])
+// DEFAULT-NEXT:  %h = graph.add(%g, %[[DB]]) :
+// DEFAULT-NEXT:  %[[IA:.*]] = graph.swap_in(%[[HA]]) after(%g : tensor<256x256xf32>)
+// DEFAULT-NEXT:  %[[DA:.*]] = graph.decompress_tensor(%[[IA]], %[[SA]])
+// DEFAULT-NEXT:  %y = graph.add(%h, %[[DA]]) :
+
+// mode=auto with dtype=f16 given: the given dtype is kept. The plan chose "both" for
+// %a (idle the longest: compressed, then its small copy goes to the host, prefetched
+// after %g) and compression alone for %b; the readers right after the producers
+// carry no control edge.
 // AUTO-LABEL: func.func @f
 // AUTO:       %a = graph.relu(%x)
 // AUTO-NEXT:  %[[Q:.*]] = graph.compress_tensor(%a) {dtype = "f16"}
@@ -36,6 +63,31 @@
 // FITS-LABEL: func.func @f
 // FITS-NOT:   graph.swap_out
 // FITS-NOT:   graph.compress_tensor
+
+// policy=seed stays selectable under a budget: the threshold search with its
+// defaults mode=swap dtype=f16, and the original edges -- each restoration chained
+// after the previous one (%c's, then %b's, then %a's).
+// SEED-LABEL: func.func @f
+// SEED:       %[[HA:.*]] = graph.swap_out(%a)
+// SEED:       %[[HB:.*]] = graph.swap_out(%b)
+// SEED:       %[[HC:.*]] = graph.swap_out(%c)
+// SEED-NOT:   graph.compress_tensor
+// SEED:       %[[RC:.*]] = graph.swap_in(%[[HC]]) after(%e : tensor<256x256xf32>)
+// SEED:       %[[RB:.*]] = graph.swap_in(%[[HB]]) after(%f, %[[RC]] :
+// SEED:       graph.swap_in(%[[HA]]) after(%g, %[[RB]] :
+
+// policy=seed with mode=compress given: f16 compression of %a and %b, the
+// decompressions chained.
+// SEED-COMP-LABEL: func.func @f
+// SEED-COMP:       %[[CA:.*]] = graph.compress_tensor(%a) {dtype = "f16"}
+// SEED-COMP:       %[[CB:.*]] = graph.compress_tensor(%b) {dtype = "f16"}
+// SEED-COMP-NOT:   graph.swap_out
+// SEED-COMP:       %[[DB:.*]] = graph.decompress_tensor(%[[CB]]) after(%f : tensor<256x256xf32>)
+// SEED-COMP:       graph.decompress_tensor(%[[CA]]) after(%g, %[[DB]] :
+
+// At 1300000 bytes the threshold search finds no setting (f16 frees half of each
+// tensor, and its swaps serialize), where the default plan above fits.
+// SEED-FAILS: error: 'func.func' op swap-insert: no setting fits memory-budget=1300000 in @f with policy=seed mode=compress dtype=f16 (no-swap peak 1572864 bytes, lowest peak found 1310720 bytes)
 func.func @f(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
   %a = graph.relu(%x) : (tensor<256x256xf32>) -> tensor<256x256xf32>
   %b = graph.sigmoid(%a) : (tensor<256x256xf32>) -> tensor<256x256xf32>
