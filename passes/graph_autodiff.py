@@ -12,14 +12,17 @@ then the updated optimizer state (`new_velocity_<name>`, `new_adam_m_<name>`,
 `nnx-run --interpret` writes `loss.npy`, `grad_conv1.weight.npy`, ...
 
 A parameter is a float `graph.constant` of rank >= 1 that the loss depends on through
-differentiable operands; `<name>` is the importer's name for it (the ONNX initializer
-name). Dropout is the identity (its gradient passes through unchanged); the model's
+differentiable operands and whose name is a parameter name: by default any name but
+the exporter-generated ones (starting with `/` or `onnx::`: Constant nodes and
+constants the importer folded), with `params=<regex>` the names fully matching the
+regex. `<name>` is the importer's name for it (the ONNX initializer name). Dropout is the identity (its gradient passes through unchanged); the model's
 other results are dropped. docs/training.md has the losses, the optimizer formulas and
 the backward rules (nnx/autodiff/).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -52,6 +55,7 @@ class GraphAutodiffPass(ModulePass):
     beta1: int | float = 0.9
     beta2: int | float = 0.999
     eps: int | float = 1e-8
+    params: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.autodiff.loss import LOSSES
@@ -63,6 +67,7 @@ class GraphAutodiffPass(ModulePass):
             raise PassError(
                 f"{NAME}: optimizer must be one of {', '.join(OPTIMIZERS)}, not '{self.optimizer}'"
             )
+        _param_pattern(self.params)
         if not float(self.lr) > 0:
             raise PassError(f"{NAME}: lr must be positive, got {self.lr}")
         funcs = [f for f in op.ops if isinstance(f, FuncOp)]
@@ -72,6 +77,16 @@ class GraphAutodiffPass(ModulePass):
         if main is None:
             raise PassError(f"{NAME}: the module has no func.func @main")
         build_training_step(main, self)
+
+
+def _param_pattern(text: str) -> re.Pattern[str] | None:
+    """The `params` option compiled (None when empty: the default rule)."""
+    if not text:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise PassError(f"{NAME}: params is not a regular expression: '{text}': {e}") from None
 
 
 def _names(attrs: ArrayAttr | None, n: int) -> list[DictionaryAttr]:
@@ -109,7 +124,7 @@ def build_training_step(func: FuncOp, opts: GraphAutodiffPass) -> None:
         raise PassError(f"{NAME}: cross-entropy needs a first result of rank >= 1 (classes last)", ret)
 
     _dropout_as_identity(block)
-    candidates = parameters(block)
+    candidates = parameters(block, _param_pattern(opts.params))
     active = active_values(block, [c.output for c in candidates])
     if output not in active:
         raise PassError(f"{NAME}: the first result does not depend on any parameter", ret)

@@ -1,11 +1,12 @@
 """Reverse-mode differentiation of one block of graph ops.
 
-* `parameters(block)` the trainable constants: `graph.constant`s of a float element
-  type and rank >= 1 (exporters write scalar constants such as 1.0, sqrt(d) or GELU's
-  coefficients as rank-0 Constant nodes; model parameters have rank >= 1). Only the
-  ones the loss depends on through differentiable operands get a gradient, so a
-  BatchNormalization's running statistics (not differentiable in training mode) and
-  constants that only feed shapes, masks or indices are not parameters.
+* `parameters(block, pattern)` the trainable constants: `graph.constant`s of a float
+  element type and rank >= 1 (exporters write scalar constants such as 1.0, sqrt(d) or
+  GELU's coefficients as rank-0 Constant nodes; model parameters have rank >= 1) whose
+  name is a parameter name (`is_parameter_name`). Only the ones the loss depends on
+  through differentiable operands get a gradient, so a BatchNormalization's running
+  statistics (not differentiable in training mode) and constants that only feed
+  shapes, masks or indices are not parameters.
 * `active_values` the values that depend on a parameter through differentiable
   operands (a rule's `inputs`; every operand of an op without a rule).
 * `differentiate` walks the block backwards from the initial (seed) gradients, calls
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from xdsl.dialects.builtin import NameLoc, TensorType
@@ -36,13 +38,31 @@ def constant_name(op: ConstantOp) -> str | None:
     return None
 
 
-def parameters(block: Block) -> list[ConstantOp]:
-    """Candidate parameters in block order: float constants of rank >= 1."""
+EXPORTER_PREFIXES = ("/", "onnx::")
+"""Name prefixes of the values the PyTorch exporter generates (node outputs such as
+`/layer/Sqrt_1_output_0`, `onnx::Mul_12`): a constant so named is a Constant node or
+a constant the importer folded (a shape-derived scale), never a parameter, whose name
+is its `named_parameters()` key (docs/training.md, "Parameters")."""
+
+
+def is_parameter_name(name: str | None, pattern: re.Pattern[str] | None = None) -> bool:
+    """Whether a float constant named `name` is a parameter: with `pattern`, when the
+    name fully matches it; otherwise when it is unnamed (a hand-written graph) or its
+    name does not start with an exporter-generated prefix (EXPORTER_PREFIXES)."""
+    if pattern is not None:
+        return name is not None and pattern.fullmatch(name) is not None
+    return name is None or not name.startswith(EXPORTER_PREFIXES)
+
+
+def parameters(block: Block, pattern: re.Pattern[str] | None = None) -> list[ConstantOp]:
+    """Candidate parameters in block order: float constants of rank >= 1 with a
+    parameter name (`is_parameter_name`)."""
     out = []
     for op in block.ops:
         if isinstance(op, ConstantOp) and is_float(op.output):
             t = op.output.type
-            if isinstance(t, TensorType) and len(t.get_shape()) >= 1:
+            if (isinstance(t, TensorType) and len(t.get_shape()) >= 1
+                    and is_parameter_name(constant_name(op), pattern)):
                 out.append(op)
     return out
 

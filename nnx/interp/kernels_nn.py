@@ -457,9 +457,12 @@ def _batch_norm(inputs, attrs):
     if int(attrs.get("training_mode", 0)):
         mom = attrs.get("momentum", 0.9)
         axes = (0,) + tuple(range(2, x.ndim))
-        bm = x.mean(axis=axes)
-        bv = x.var(axis=axes)
-        y = (x - bm.reshape(shape)) / np.sqrt(bv.reshape(shape) + eps) * scale.reshape(shape) + b.reshape(shape)
+        # statistics and normalisation in float64 (two-pass variance): the batch mean
+        # and variance of a small batch are ill-conditioned in float32
+        xd = x.astype(np.float64)
+        bm = xd.mean(axis=axes)
+        bv = xd.var(axis=axes)
+        y = (xd - bm.reshape(shape)) / np.sqrt(bv.reshape(shape) + eps) * scale.reshape(shape) + b.reshape(shape)
         rm = mean * mom + bm * (1 - mom)
         rv = var * mom + bv * (1 - mom)
         return [y.astype(x.dtype), rm.astype(mean.dtype), rv.astype(var.dtype)]

@@ -1022,3 +1022,152 @@ def light_reference(name: str) -> tuple[np.ndarray, np.ndarray]:
         onnx.load_tensor(str(path).replace(".onnx", "_output_0.pb"))
     )
     return x, expected
+
+
+# --------------------------------------------------------------------------------------
+# more training-mode exports: inception blocks with ceil-mode pools, a vision transformer
+# --------------------------------------------------------------------------------------
+#
+#     model, feeds = training_model_2("inception_train")
+#     path = get_training_export_2("inception_train")
+#
+# As the section above (batch 2, `TrainingMode.TRAINING`, no constant folding), with
+# its own cache key (a hash of this section only).
+#
+# * `inception_train`  GoogLeNet's layout at width 1/8 and 56x56 input: conv-BN-ReLU
+#   units, 3x3/2 max pools with ceil_mode (28 -> 14 -> 7 -> 3: the last window of
+#   the 7 and 3 rows reaches past the edge), inception
+#   blocks (1x1 | 1x1-3x3 | 1x1-3x3 | 3x3/1 ceil-mode max pool-1x1, concatenated),
+#   a 2x2/2 ceil-mode pool (3 -> 2) before the last block, global average pool, linear.
+# * `vit_train`  torchvision's VisionTransformer layout (32x32 image, 8x8 patches,
+#   hidden 32, 2 layers, 2 heads, 10 classes) on nn.MultiheadAttention: its export
+#   holds float constants of rank 1 that the exporter generated (the attention scale,
+#   `/layers/.../Sqrt_1_output_0`) next to the parameters.
+
+TRAINING_MODELS_2: tuple[str, ...] = ("inception_train", "vit_train")
+
+
+def _inception_net(width: int = 8, classes: int = 10):
+    """GoogLeNet (torchvision's layout without aux heads) with channels / `64 // width`."""
+    import torch
+    from torch import nn
+
+    def unit(cin, cout, k, stride=1, pad=0):
+        return nn.Sequential(nn.Conv2d(cin, cout, k, stride, pad, bias=False),
+                             nn.BatchNorm2d(cout, eps=0.001), nn.ReLU())
+
+    class Inception(nn.Module):
+        def __init__(self, cin, c1, c3r, c3, c5r, c5, cp):
+            super().__init__()
+            self.b1 = unit(cin, c1, 1)
+            self.b2 = nn.Sequential(unit(cin, c3r, 1), unit(c3r, c3, 3, pad=1))
+            self.b3 = nn.Sequential(unit(cin, c5r, 1), unit(c5r, c5, 3, pad=1))
+            self.b4 = nn.Sequential(nn.MaxPool2d(3, 1, 1, ceil_mode=True), unit(cin, cp, 1))
+
+        def forward(self, x):
+            return torch.cat([self.b1(x), self.b2(x), self.b3(x), self.b4(x)], 1)
+
+    w = width
+    return nn.Sequential(
+        unit(3, 64 // w, 7, 2, 3), nn.MaxPool2d(3, 2, ceil_mode=True),
+        unit(64 // w, 64 // w, 1), unit(64 // w, 192 // w, 3, pad=1),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        Inception(192 // w, 8, 12, 16, 4, 8, 4),
+        Inception(36, 16, 16, 24, 4, 12, 8),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        Inception(60, 24, 12, 26, 4, 6, 8),
+        Inception(64, 16, 16, 32, 4, 8, 8),
+        nn.MaxPool2d(2, 2, ceil_mode=True),
+        Inception(64, 32, 20, 40, 4, 16, 16),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(104, classes),
+    )
+
+
+def _vit(image: int, patch: int, hidden: int, layers: int, heads: int, mlp: int, classes: int):
+    """torchvision's VisionTransformer layout: patch conv, class token, position
+    embedding, pre-norm encoder layers (nn.MultiheadAttention, GELU MLP), final
+    LayerNorm, linear head on the class token; its Dropout modules (p = 0) export as
+    training-mode Dropout nodes, which tell the importer the export is a training one."""
+    import torch
+    from torch import nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(hidden, eps=1e-6)
+            self.self_attention = nn.MultiheadAttention(hidden, heads, batch_first=True)
+            self.ln_2 = nn.LayerNorm(hidden, eps=1e-6)
+            self.mlp = nn.Sequential(nn.Linear(hidden, mlp), nn.GELU(), nn.Dropout(0.0),
+                                     nn.Linear(mlp, hidden), nn.Dropout(0.0))
+
+        def forward(self, x):
+            h = self.ln_1(x)
+            x = x + self.self_attention(h, h, h, need_weights=False)[0]
+            return x + self.mlp(self.ln_2(x))
+
+    class ViT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv_proj = nn.Conv2d(3, hidden, patch, patch)
+            self.class_token = nn.Parameter(torch.randn(1, 1, hidden) * 0.02)
+            n = (image // patch) ** 2 + 1
+            self.pos_embedding = nn.Parameter(torch.randn(1, n, hidden) * 0.02)
+            self.layers = nn.Sequential(*[Layer() for _ in range(layers)])
+            self.ln = nn.LayerNorm(hidden, eps=1e-6)
+            self.head = nn.Linear(hidden, classes)
+
+        def forward(self, x):
+            x = self.conv_proj(x).flatten(2).transpose(1, 2)
+            x = torch.cat([self.class_token.expand(x.shape[0], -1, -1), x], 1)
+            x = self.ln(self.layers(x + self.pos_embedding))
+            return self.head(x[:, 0])
+
+    return ViT()
+
+
+def training_model_2(name: str):
+    """(torch module in train mode, {input name: np.ndarray}) for a TRAINING_MODELS_2
+    name; deterministic (seeded), so the test's module equals the exported one."""
+    import torch
+
+    if name not in TRAINING_MODELS_2:
+        raise KeyError(f"unknown training model '{name}' (known: {', '.join(TRAINING_MODELS_2)})")
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    if name == "inception_train":
+        model = _inception_net()
+        _randomise(model)
+        feeds = {"input": rng.standard_normal((TRAIN_BATCH, 3, 56, 56)).astype(np.float32)}
+        return model.train(), feeds
+    model = _vit(32, 8, 32, 2, 2, 64, 10)
+    _randomise_all(model)
+    feeds = {"input": rng.standard_normal((TRAIN_BATCH, 3, 32, 32)).astype(np.float32)}
+    return model.train(), feeds
+
+
+def get_training_export_2(name: str) -> Path:
+    """Path of the cached training-mode ONNX export of a TRAINING_MODELS_2 name (output
+    `logits`)."""
+    try:
+        import torch
+    except ImportError:
+        _unavailable("torch is not installed (pip install torch==2.13.0)")
+    versions = [torch.__version__]
+    text = Path(__file__).read_text()
+    section = text[text.index("# more training-mode exports: inception"):]
+    key = hashlib.sha256((section + "|".join(versions)).encode()).hexdigest()[:12]
+
+    def export(path: Path) -> None:
+        import warnings
+
+        model, feeds = training_model_2(name)
+        args = tuple(torch.from_numpy(v) for v in feeds.values())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                model, args, str(path), input_names=list(feeds), output_names=["logits"],
+                opset_version=17, dynamo=False,
+                training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+            )
+
+    return _cached_export(name, key, export)
