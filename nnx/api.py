@@ -71,13 +71,15 @@ def import_onnx(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     batch: int | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
+    training: bool | None = None,
 ) -> ModuleOp:
     """Import an ONNX file into a module with one `func.func @main` of graph ops
-    (what nnx-import writes); see `nnx.importer.import_onnx`."""
+    (what nnx-import writes); see `nnx.importer.import_onnx` (`training`: keep nodes
+    over parameters for graph-autodiff, None = detect)."""
     from nnx.importer import import_onnx as _import
 
     shapes = {k: tuple(int(d) for d in v) for k, v in (input_shapes or {}).items()}
-    return _import(os.fspath(path), shapes or None, batch, constants)
+    return _import(os.fspath(path), shapes or None, batch, constants, training=training)
 
 
 def parse_module(text: str | bytes, filename: str = "<string>") -> ModuleOp:

@@ -39,6 +39,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="keep graph inputs that also have an initializer (every weight of "
                         "an IR version 3 model) as function arguments; by default they "
                         "are constants with the initializer's value")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--training", dest="training", action="store_const", const=True,
+                      default=None,
+                      help="a training-mode export: keep every node that reads a float "
+                           "initializer (a parameter) as an op for graph-autodiff "
+                           "(default: detected from training-mode BatchNormalization "
+                           "or Dropout)")
+    mode.add_argument("--inference", dest="training", action="store_const", const=False,
+                      help="fold nodes over parameters even in a training-mode export")
     w = p.add_mutually_exclusive_group()
     w.add_argument("--weights-file", metavar="FILE", default=None,
                    help="write the weights to this raw binary file, referred to from the "
@@ -112,7 +121,8 @@ def _main(argv: list[str]) -> int:
     for spec in args.const_input:
         name, value = _load_const_input(spec)
         consts[name] = value
-    module = import_onnx(args.model, shapes, args.batch, consts, args.keep_initializer_inputs)
+    module = import_onnx(args.model, shapes, args.batch, consts, args.keep_initializer_inputs,
+                         args.training)
     write_module(
         module,
         args.output,

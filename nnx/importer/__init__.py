@@ -38,6 +38,7 @@ def import_onnx(
     batch: int | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
     keep_initializer_inputs: bool = False,
+    training: bool | None = None,
 ) -> ModuleOp:
     """Import the ONNX file at `path` into a module with one `func.func @main`.
 
@@ -46,11 +47,14 @@ def import_onnx(
     e.g. the axes/shape/scales inputs of ONNX node tests). A graph input that also has
     an initializer (every weight of an IR version 3 model) is that constant, unless
     `keep_initializer_inputs`: then it is a function argument like any other input.
+    `training=True` keeps every node that reads a float initializer (a parameter) an
+    op, as graph-autodiff needs; False folds them; None (default) decides by the model
+    (a training-mode BatchNormalization or Dropout), see docs/training.md.
     """
     from nnx.importer.onnx_loader import load_model
 
     model = load_model(path)
-    return import_model(model, input_shapes, batch, path, constants, keep_initializer_inputs)
+    return import_model(model, input_shapes, batch, path, constants, keep_initializer_inputs, training)
 
 
 def import_model(
@@ -60,6 +64,7 @@ def import_model(
     path: str = "<model>",
     constants: Mapping[str, np.ndarray] | None = None,
     keep_initializer_inputs: bool = False,
+    training: bool | None = None,
 ) -> ModuleOp:
     """Import an in-memory ModelProto (tensor data already loaded); see import_onnx."""
     from nnx.importer.builder import build_module, check_domains
@@ -76,6 +81,7 @@ def import_model(
 
     model = expand_functions(model, set(_graph_ops()) | set(_ALIAS_OPS))
     ig = ImportGraph.from_model(model, path, keep_initializer_inputs)
+    ig.training = training
     if constants:
         ig.bind_inputs(dict(constants))
     check_domains(ig)

@@ -248,15 +248,18 @@ def _try_fold(ig: ImportGraph, node: Node, types: dict[str, TypeInfo],
 
 
 def _reads_parameter(ig: ImportGraph, names: list[str]) -> bool:
-    """In a training-mode export (a BatchNormalization with training_mode=1 or a
-    Dropout with a true training_mode), float initializers are the parameters that
+    """In a training-mode export, float initializers are the parameters that
     graph-autodiff differentiates: nodes reading them stay ops so the parameters keep
-    their names (docs/training.md)."""
-    if not any(
+    their names (docs/training.md). `ig.training` says whether the model is one (the
+    user's `--training`/`--inference`); unset, a BatchNormalization with
+    training_mode=1 or a Dropout with a true training_mode marks it."""
+    if ig.training is False or not any(
         n in ig.consts and n not in ig.const_origin and ig.consts[n].dtype.kind == "f"
         for n in names
     ):
         return False
+    if ig.training:
+        return True
     for node in ig.nodes:
         if node.op_type == "BatchNormalization" and int(node.attrs.get("training_mode", 0)):
             return True

@@ -135,6 +135,10 @@ class ImportGraph:
     outputs: list[ValueInfoProto]
     const_origin: dict[str, str] = field(default_factory=dict)
     """const name -> name of the node it came from (Constant nodes, folded nodes)."""
+    training: bool | None = None
+    """Whether nodes reading float initializers (the parameters) stay ops so that
+    graph-autodiff can differentiate them: True/False as the user said (`nnx-import
+    --training` / `--inference`), None = detect a training-mode export."""
 
     @classmethod
     def from_model(
