@@ -118,7 +118,7 @@ def _aligned_slices(op: Operation, axis: int, lo: int, hi: int) -> list[Slice | 
 
 class ConvRule(SplitRule):
     def slices(self, op, axis, lo, hi):
-        x, w = op.X, op.W
+        w = op.W
         if axis == 0:
             return [(0, lo, hi), None, None], {}
         g = int(op.attr("group", 1) or 1)

@@ -162,7 +162,7 @@ def _matrix_model(rng: random.Random, seed: int):
             cur = G.node("MatMul", [cur, G.const((cols, n))], (rows, n))
             cols = n
         elif kind in ("batched", "broadcast") and cols % 4 == 0:
-            b, n = rng.choice([2, 3]), rng.choice([5, 130])
+            n = rng.choice([5, 130])
             r3 = G.node("Reshape", [cur, G.ints([rows, 4, cols // 4])], (rows, 4, cols // 4))
             t3 = G.node("Transpose", [r3], (4, rows, cols // 4), perm=[1, 0, 2])
             if kind == "batched":  # activations x activations, both batched
@@ -171,12 +171,11 @@ def _matrix_model(rng: random.Random, seed: int):
                 cur = G.node("Reshape", [G.node("Transpose", [mm], (rows, 4, rows), perm=[1, 0, 2]),
                                          G.ints([rows, 4 * rows])], (rows, 4 * rows))
                 cols = 4 * rows
-            else:  # a batched weight broadcast against 3-D activations
-                mm = G.node("MatMul", [t3, G.const((4, cols // 4, n))], (4, rows, n))
+            else:  # a 2-D weight broadcast against 3-D activations
+                mm = G.node("MatMul", [t3, G.const((cols // 4, n))], (4, rows, n))
                 cur = G.node("Reshape", [G.node("Transpose", [mm], (rows, 4, n), perm=[1, 0, 2]),
                                          G.ints([rows, 4 * n])], (rows, 4 * n))
                 cols = 4 * n
-            del b
         elif kind == "relu":
             cur = G.node("Relu", [cur], (rows, cols))
         elif kind == "softmax":
