@@ -13,7 +13,10 @@ Which axis (never one that is reduced):
 
 * Conv (plain, grouped, depthwise), Gemm (fc), MatMul: the batch axis first (MatMul:
   its leading axes, then the rows), then the channels (Conv: output channels, whole
-  groups at a time; Gemm/MatMul: output columns);
+  groups at a time; Gemm/MatMul: output columns). Rows, output channels and columns
+  are cut at multiples of the interpreter's product blocks (`ROW_BLOCK` rows or
+  channels, `COL_BLOCK` columns; nnx/interp/blocked_matmul.py); a Conv with one input
+  channel per group is computed tap by tap and cuts anywhere;
 * pooling (MaxPool without indices, AveragePool, global pooling) and Resize: batch,
   then channel (the spatial axes are reduced or resized);
 * Transpose: only axes the permutation keeps in place (a transpose over C and W
@@ -28,8 +31,14 @@ Which axis (never one that is reduced):
 The default threshold (`threshold=0`) is the data an op can keep on chip at once: the
 neuron, weight and output caches of the target together, less the 1/8 of each that
 `lower-to-chip` keeps for its per-op tile slots (7/8 x 3 MiB = 2,752,512 bytes on the
-default target). Results are bit-identical in the interpreter: every output element is
-computed from the same operand elements in the same order.
+default target).
+
+Results are bit-identical in the interpreter: every output element of a piece is
+computed from the same operand elements by the same arithmetic as in the whole op.
+Elementwise ops, pooling, Resize and Transpose compute each element on its own; Conv,
+Gemm and MatMul compute each element in a BLAS call whose shape and place of the
+element do not change when the op is cut at the block granules above
+(docs/topological-order.md, "Operator splitting").
 
     nnx-opt m.mlir -p 'op-split{threshold=1048576}'
 """
@@ -37,7 +46,7 @@ computed from the same operand elements in the same order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
@@ -46,13 +55,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
+from nnx.interp.blocked_matmul import COL_BLOCK, ROW_BLOCK
 
 Slice = tuple[int, int, int]  # (axis, start, stop) of an operand; None = whole operand
-
-COLUMN_GRANULE = 128
-"""Column pieces of Gemm/MatMul are multiples of this many columns: numpy's BLAS sums
-a column's products in the same order only for panels of the same width class, and
-the pieces must stay bit-identical to the whole op."""
 
 RESERVED_FRACTION = 8
 """lower-to-chip leaves 1/8 of each cache to its per-op tile slots."""
@@ -87,10 +92,9 @@ class SplitRule:
     axes: tuple[int, ...]
     by_cost: bool
     granule: dict[int, int]
-    min_units: dict[int, int] = field(default_factory=dict)
-    """Fewest granules per piece: 2 for the rows of a matrix product and the groups of
-    a grouped Conv, so a piece never degenerates into a matrix-vector product or a
-    plain Conv (another kernel, another summation order)."""
+    """Pieces along an axis start at multiples of its granule (default 1): the
+    interpreter's block sizes for the rows/columns of a matrix product
+    (nnx/interp/blocked_matmul.py), whole groups for a grouped Conv."""
 
     def slices(self, op: Operation, axis: int, lo: int, hi: int) -> tuple[list[Slice | None], dict]:
         return _aligned_slices(op, axis, lo, hi), {}
@@ -114,7 +118,7 @@ def _aligned_slices(op: Operation, axis: int, lo: int, hi: int) -> list[Slice | 
 
 class ConvRule(SplitRule):
     def slices(self, op, axis, lo, hi):
-        x, w = op.X, op.W
+        w = op.W
         if axis == 0:
             return [(0, lo, hi), None, None], {}
         g = int(op.attr("group", 1) or 1)
@@ -172,11 +176,15 @@ def split_rule(op: Operation) -> SplitRule | None:
         return None
     if isinstance(op, G.ConvOp) and r >= 3 and op.attr("auto_pad", "NOTSET") in (None, "NOTSET"):
         g = int(op.attr("group", 1) or 1)
-        return ConvRule((0, 1), False, {1: 1 if g == 1 else _shape(op.W)[0] // g}, {1: 2})
+        if g > 1:
+            channels = _shape(op.W)[0] // g  # whole groups
+        else:  # one input channel: tap by tap, else blocks of output channels
+            channels = 1 if _shape(op.W)[1] == 1 else ROW_BLOCK
+        return ConvRule((0, 1), False, {1: channels})
     if isinstance(op, G.GemmOp):
-        return GemmRule((0, 1), False, {1: COLUMN_GRANULE}, {0: 2})
+        return GemmRule((0, 1), False, {0: ROW_BLOCK, 1: COL_BLOCK})
     if isinstance(op, G.MatMulOp) and len(_shape(op.A)) >= 2 and len(_shape(op.B)) >= 2:
-        return MatMulRule(tuple(range(r)), False, {r - 1: COLUMN_GRANULE}, {r - 2: 2})
+        return MatMulRule(tuple(range(r)), False, {r - 2: ROW_BLOCK, r - 1: COL_BLOCK})
     if isinstance(op, (G.MaxPoolOp, G.AveragePoolOp, G.GlobalPoolOp)) and r >= 3:
         return SplitRule((0, 1), False, {})
     if isinstance(op, G.ResizeOp) and r >= 3:
@@ -244,13 +252,14 @@ def balanced_cuts(size: int, gran: int, k: int) -> list[tuple[int, int]]:
 
 
 def max_pieces(op: Operation, rule: SplitRule, axis: int) -> int:
+    """How many pieces `axis` can be cut into: its whole granules."""
     size = _shape(op.results[0])[axis]
-    return size // rule.granule.get(axis, 1) // rule.min_units.get(axis, 1)
+    return size // rule.granule.get(axis, 1)
 
 
 def pieces_along(op: Operation, rule: SplitRule, axis: int, threshold: int) -> list[tuple[int, int]]:
-    """The fewest balanced pieces (whole granules, at least `min_units` each) whose
-    data fit `threshold`; the finest such split when none fits."""
+    """The fewest balanced pieces (whole granules) whose data fit `threshold`; the
+    finest such split when none fits."""
     size = _shape(op.results[0])[axis]
     gran = rule.granule.get(axis, 1)
     best: list[tuple[int, int]] = []

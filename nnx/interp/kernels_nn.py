@@ -1,11 +1,16 @@
 """Neural-network kernels: Conv, ConvTranspose, Gemm, MatMul, pooling, Softmax
 family, normalisations, LRN, Einsum.
 
-Convolution is im2col (a strided window view copied once into a contiguous
-(C*K, N*O) matrix) followed by one matmul per group; 1x1 convolutions skip the
-im2col; depthwise convolutions accumulate one multiply-add per kernel tap over the
-whole output. Pooling also accumulates per kernel tap. No Python loop runs over
-pixels or channels.
+Conv, Gemm and MatMul compute their matrix products with `blocked_matmul`
+(blocked_matmul.py): one BLAS call per fixed-size block of the result, so that an
+output element does not depend on the batch size, the groups or the output
+channels/rows/columns around it (what `op-split` relies on; docs/topological-order.md,
+"Operator splitting"). Conv is an im2col per image (a strided window view copied once
+into a contiguous (C*K, O) matrix; 1x1 convolutions skip it) followed by one blocked
+product per group; convolutions with one input channel per group (depthwise)
+accumulate one multiply-add per kernel tap over the whole output. Pooling also
+accumulates per kernel tap. Python loops run over images, groups and blocks of
+channels, never over pixels.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import itertools
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from nnx.interp.blocked_matmul import batched_blocked_matmul, blocked_matmul
 from nnx.interp.kernels import NUM_OUTPUTS_ATTR, KernelError, ints, kernel, norm_axis, opt
 
 
@@ -102,6 +108,14 @@ def _im2col(xp: np.ndarray, K, strides, dil, out) -> np.ndarray:
 
 
 def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, attrs) -> np.ndarray:
+    """Conv of x (N, C, *S) with w (M, C/group, *K). Every output element is computed
+    independently of the batch size, of the output channels around it and of the
+    groups around it: convolutions with one input channel per group (depthwise) sum
+    their taps one multiply-add at a time, elementwise; the others run one
+    `blocked_matmul` per image and group, (its output channels, C/group*K) x
+    (C/group*K, output positions), in ROW_BLOCK-channel calls. So `op-split` may cut
+    the batch, whole groups, or the output channels at multiples of ROW_BLOCK and get
+    the same bits (docs/topological-order.md, "Operator splitting")."""
     if x.dtype == np.float16:  # accumulate in float32, round once
         b32 = None if b is None else b.astype(np.float32)
         return conv(x.astype(np.float32), w.astype(np.float32), b32, attrs).astype(np.float16)
@@ -118,44 +132,36 @@ def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, attrs) -> np.ndarra
     x = x.astype(dt, copy=False)
     w = w.astype(dt, copy=False)
     n_out = int(np.prod(out))
-    if all(k == 1 for k in K):
-        xs = x
-        if any(pb) or any(pe):
-            xs = _pad_spatial(x, pb, pe, 0)
-        xs = xs[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, strides))]
-        xm = xs.reshape(n, g, cg, n_out)
-        wm = w.reshape(g, mg, cg)
-        if n == 1:
-            y = np.matmul(wm, xm[0])  # (g, mg, O)
-            y = y.reshape((1, m) + tuple(out))
-        else:
-            y = np.matmul(wm[None], xm).reshape((n, m) + tuple(out))
-    else:
+    if cg == 1:
+        # one input channel per group (depthwise, channel multiplier mg): one
+        # multiply-add per kernel tap over the whole output
         xp = _pad_spatial(x, pb, pe, 0)
-        if cg == 1 and g > 1:
-            # depthwise (channel multiplier m // c): one multiply-add per kernel tap
-            mult = mg
-            if mult > 1:
-                xp = np.repeat(xp, mult, axis=1)
-            wt = w.reshape(m, -1)
-            y = np.zeros((n, m) + tuple(out), dt)
-            tmp = np.empty_like(y)
-            bshape = (1, m) + (1,) * r
-            for t, offs in enumerate(itertools.product(*[range(k) for k in K])):
-                tap = xp[(slice(None), slice(None)) + _tap_slices(offs, strides, dil, out)]
-                np.multiply(tap, wt[:, t].reshape(bshape), out=tmp)
-                y += tmp
-        else:
-            cols = _im2col(xp, K, strides, dil, out)  # (C, *K, N, *O)
-            kk = int(np.prod(K))
-            cols = np.ascontiguousarray(cols).reshape(g, cg * kk, n * n_out)
-            wm = w.reshape(g, mg, cg * kk)
-            if g == 1:
-                y = wm[0] @ cols[0]
+        if mg > 1:
+            xp = np.repeat(xp, mg, axis=1)
+        wt = w.reshape(m, -1)
+        y = np.zeros((n, m) + tuple(out), dt)
+        tmp = np.empty_like(y)
+        bshape = (1, m) + (1,) * r
+        for t, offs in enumerate(itertools.product(*[range(k) for k in K])):
+            tap = xp[(slice(None), slice(None)) + _tap_slices(offs, strides, dil, out)]
+            np.multiply(tap, wt[:, t].reshape(bshape), out=tmp)
+            y += tmp
+    else:
+        kk = int(np.prod(K))
+        wm = w.reshape(g, mg, cg * kk)
+        y = np.empty((n, m, n_out), dt)
+        one_by_one = all(k == 1 for k in K)
+        xp = _pad_spatial(x, pb, pe, 0)
+        for i in range(n):
+            if one_by_one:
+                sel = tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, strides))
+                cols = np.ascontiguousarray(xp[(i, slice(None)) + sel]).reshape(g, cg, n_out)
             else:
-                y = np.matmul(wm, cols)
-            y = y.reshape(m, n, *out)
-            y = y[:, 0][None] if n == 1 else np.ascontiguousarray(np.moveaxis(y, 1, 0))
+                win = _im2col(xp[i : i + 1], K, strides, dil, out)  # (C, *K, 1, *O)
+                cols = np.ascontiguousarray(win).reshape(g, cg * kk, n_out)
+            for gi in range(g):
+                blocked_matmul(wm[gi], cols[gi], out=y[i, gi * mg : (gi + 1) * mg], col_block=None)
+        y = y.reshape((n, m) + tuple(out))
     if b is not None:
         y = y + b.astype(dt).reshape((1, m) + (1,) * r)
     return y
@@ -227,6 +233,8 @@ def _conv_transpose(inputs, attrs):
 
 @kernel("Gemm")
 def _gemm(inputs, attrs):
+    """alpha * A' @ B' + beta * C, the product by `blocked_matmul`: an element does not
+    depend on the rows and columns around it when they are cut at the blocks."""
     a, b, c = inputs[0], inputs[1], opt(inputs, 2)
     if int(attrs.get("transA", 0)):
         a = a.T
@@ -234,7 +242,7 @@ def _gemm(inputs, attrs):
         b = b.T
     alpha = attrs.get("alpha", 1.0)
     beta = attrs.get("beta", 1.0)
-    y = a @ b
+    y = blocked_matmul(a, b)
     if alpha != 1.0:
         y = y * np.asarray(alpha, y.dtype)
     if c is not None and beta != 0.0:
@@ -244,10 +252,13 @@ def _gemm(inputs, attrs):
 
 @kernel("MatMul")
 def _matmul(inputs, attrs):
+    """numpy.matmul, every 2-D product by `batched_blocked_matmul`: an element depends
+    on neither the other matrices of the batch nor, when cut at the blocks, the rows
+    and columns around it."""
     a, b = inputs[0], inputs[1]
     if a.dtype == np.float16:
-        return [np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)]
-    return [np.matmul(a, b)]
+        return [batched_blocked_matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)]
+    return [batched_blocked_matmul(a, b)]
 
 
 @kernel("Einsum")
