@@ -35,7 +35,8 @@ class Measured:
 def measure(module: ModuleOp, target_path: str, schedule: bool) -> Measured:
     """Lower `module` (consumed) and time its program."""
     from nnx.target import load_target
-    from nnx.topo_order.cost import compile_instrs, model_cycles, replay
+    from nnx.sim.timing import replay
+    from nnx.topo_order.cost import compile_instrs, model_cycles
 
     target = load_target(target_path or None)
     instrs = compile_instrs(module, target_path, schedule)

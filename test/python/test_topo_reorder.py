@@ -130,7 +130,7 @@ def test_replay_matches_the_simulator():
     from nnx.sim.simulator import Simulator
     from nnx.target import load_target
     from nnx.tools.nnx_translate import translate
-    from nnx.topo_order.cost import replay
+    from nnx.sim.timing import replay
 
     target = load_target()
     from nnx.dialects.chip import ProgramOp
