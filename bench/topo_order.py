@@ -226,7 +226,7 @@ def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: boo
     row: dict = {"model": name, "ops": n}
 
     def whole(order, schedule):
-        return measure(ordered_clone(module, fname, order), "", schedule).simulate
+        return measure(ordered_clone(module, fname, order), "", schedule, keep_faster=schedule).simulate
 
     row["onnx_sf"] = whole(onnx, False)
     row["onnx_st"] = whole(onnx, True)
@@ -247,7 +247,7 @@ def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: boo
         t0 = time.monotonic()
         TopoReorderPass(schedule=sched, report=f"/tmp/bench_topo_{name}_{key}.json").apply(make_context(), m)
         row[key + "_seconds"] = round(time.monotonic() - t0, 1)
-        row[key] = measure(m.clone(), "", sched).simulate
+        row[key] = measure(m.clone(), "", sched, keep_faster=sched).simulate
         rep = json.loads(Path(f"/tmp/bench_topo_{name}_{key}.json").read_text())
         row[key + "_chosen"] = rep["chosen"]
         row[key + "_random_compiled"] = rep.get("random_whole_orders_compiled", 0)

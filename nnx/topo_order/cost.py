@@ -139,13 +139,15 @@ def estimate_order(order: Sequence[int], preds: Sequence[Sequence[int]],
 # --------------------------------------------------------------------------------------
 
 
-def compile_instrs(module: ModuleOp, target_path: str, schedule: bool) -> list[Instr]:
-    """`lower-to-chip` the module (consumed) and return its program's instructions."""
+def compile_instrs(module: ModuleOp, target_path: str, schedule: bool, keep_faster: bool = False) -> list[Instr]:
+    """`lower-to-chip` the module (consumed) and return its program's instructions.
+    `keep_faster`: the pass's option (default here: off, the scheduled program
+    itself; the search checks the unscheduled one for its final choice only)."""
     from nnx.dialects.chip import ProgramOp
     from nnx.ir_io import make_context
     from nnx.passes.lower_to_chip import LowerToChipPass
 
-    LowerToChipPass(target=target_path, schedule=schedule).apply(make_context(), module)
+    LowerToChipPass(target=target_path, schedule=schedule, keep_faster=keep_faster).apply(make_context(), module)
     prog = next(op for op in module.walk() if isinstance(op, ProgramOp))
     return [op.to_instr() for op in prog.instructions()]
 

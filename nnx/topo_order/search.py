@@ -17,12 +17,13 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    then HEFT's, the beam's and the random whole orders' parts, then the rest, while
    the subgraph's share of `budget` seconds lasts;
 4. the whole-graph order is the concatenation of the subgraphs' best orders; when
-   `verify`, the ONNX and HEFT orders are compiled as whole models first (their
-   compile time bounds step 3 so that the check fits `time_limit`), then the searched
-   order and up to `verify_random` random whole orders, best composed per-subgraph
-   cost first, while the time limit lasts; the fewest simulated cycles win (ties keep
-   the ONNX order): never slower than the ONNX and HEFT orders, nor than the random
-   whole orders compiled (all of them when they fit).
+   `verify`, the ONNX and HEFT orders are compiled as whole models first (step 3
+   then gets at most `budget` seconds and a quarter of the time left), then the
+   searched order, and while the time limit lasts, batches of up to `verify_random`
+   random whole orders (best composed per-subgraph cost first) in turn with batches
+   of a local search around the best whole order so far (`_neighbours`); the fewest
+   simulated cycles win (ties keep the ONNX order): never slower than the ONNX and
+   HEFT orders, nor than any whole order compiled.
 """
 
 from __future__ import annotations
@@ -176,7 +177,15 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
         whole_time = time.monotonic() - t0
         sub_deadline = t0 + whole_time + opts.budget
         if opts.time_limit > 0:
-            sub_deadline = min(sub_deadline, t_start + opts.time_limit - 1.2 * whole_time)
+            # at most a quarter of the time left goes to the per-subgraph phase: the
+            # whole-model check (random and local-search whole orders) measures the
+            # real cost, which the composed subgraph costs only approximate
+            left = t_start + opts.time_limit - (t0 + whole_time)
+            # reserve: the check's first batch (the searched order) and, with
+            # schedule, the unscheduled compiles of the final pipeline check
+            reserve = (1.8 if opts.schedule else 1.2) * whole_time
+            sub_deadline = min(sub_deadline, t0 + whole_time + max(0.0, left) / 4,
+                               t_start + opts.time_limit - reserve)
     chosen: list[int] = []
     keyset = set(keys)
     part_costs: list[dict[tuple[int, ...], int]] = []
@@ -252,6 +261,8 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     if opts.verify and len({onnx, searched, heft, *whole_random}) > 1:
         final = _whole_check(module, func_name, opts, cache, result, parts, part_costs,
                              [onnx, searched, heft], whole_random, est, t_start)
+        if opts.schedule and final != onnx:
+            final = _pipeline_check(module, func_name, opts, result, onnx, final)
     elif searched == onnx:
         result.chosen = "onnx"
     bar.close()
@@ -279,6 +290,25 @@ def composed_cost(order: tuple[int, ...], parts: list[list[int]],
             return None
         total += c
     return total
+
+
+def _pipeline_check(module, func_name, opts: SearchOptions, result: SearchResult,
+                    onnx: tuple[int, ...], final: tuple[int, ...]) -> tuple[int, ...]:
+    """With schedule=true the orders are measured by their scheduled programs, but
+    the default `lower-to-chip` keeps the faster of the scheduled and unscheduled
+    programs (`keep-faster`). The final order must not lose to the ONNX order under
+    that pipeline: both are also compiled unscheduled (one batch) and the ONNX order
+    is kept when min(scheduled, unscheduled) of the final order is larger."""
+    plain = CompileCache(opts.target_path, False, opts.jobs)
+    sf = [m.simulate for m in plain.measure_all([ordered_clone(module, func_name, o) for o in (onnx, final)])]
+    pipe_onnx = min(result.measured[onnx], sf[0])
+    pipe_final = min(result.measured[final], sf[1])
+    result.whole["onnx-pipeline"] = pipe_onnx
+    result.whole[f"{result.chosen}-pipeline"] = pipe_final
+    if pipe_final > pipe_onnx:
+        result.chosen = "onnx"
+        return onnx
+    return final
 
 
 def _neighbours(incumbent: tuple[int, ...], parts, part_costs, dag: OpDag, rng: random.Random,
@@ -372,7 +402,10 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     local_done = 0
     local: set[tuple[int, ...]] = set()
     turn = 0
-    while time.monotonic() + 1.2 * per_batch <= t_start + limit:
+    # a batch is taken to last 1.2x the slowest so far; with schedule, the final
+    # pipeline check's unscheduled batch follows (taken as 0.6x a scheduled one)
+    factor = 1.8 if opts.schedule else 1.2
+    while time.monotonic() + factor * per_batch <= t_start + limit:
         best = min(cyc, key=lambda o: (cyc[o], o != onnx, o != searched))
         chunk: list[tuple[int, ...]] = []
         if (turn % 2 == 0 or local_left == 0) and k < len(todo):
