@@ -171,6 +171,7 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     # of the time limit the per-subgraph search may use (the check still needs one
     # more batch: the searched order and the best random one)
     sub_deadline = t_start + opts.budget
+    whole_time = 0.0
     if opts.verify and len({onnx, heft, *whole_random}) > 1:
         t0 = time.monotonic()
         cache.measure_all([ordered_clone(module, func_name, o) for o in dict.fromkeys((onnx, heft))])
@@ -260,7 +261,7 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     result.chosen = "search"
     if opts.verify and len({onnx, searched, heft, *whole_random}) > 1:
         final = _whole_check(module, func_name, opts, cache, result, parts, part_costs,
-                             [onnx, searched, heft], whole_random, est, t_start)
+                             [onnx, searched, heft], whole_random, est, t_start, whole_time)
         if opts.schedule and final != onnx:
             final = _pipeline_check(module, func_name, opts, result, onnx, final)
     elif searched == onnx:
@@ -349,7 +350,8 @@ def _neighbours(incumbent: tuple[int, ...], parts, part_costs, dag: OpDag, rng: 
 
 
 def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, result: SearchResult,
-                 parts, part_costs, fixed, whole_random, est, t_start: float) -> tuple[int, ...]:
+                 parts, part_costs, fixed, whole_random, est, t_start: float,
+                 fixed_time: float = 0.0) -> tuple[int, ...]:
     """Compile and simulate whole-model candidates; the fewest cycles win, ties keep
     the ONNX order. The ONNX, searched and HEFT orders always; then, `jobs` at a time
     while the `time_limit` lasts (0: no limit; a batch is taken to last 1.2x the
@@ -357,7 +359,8 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     most `verify_random`) alternating with batches of a local search around the best
     order measured so far (`_neighbours`: subgraph alternatives in the whole-model
     context, random op moves; at most `local_search` orders). Every order compiled is
-    a candidate: the result is never slower than any of them."""
+    a candidate: the result is never slower than any of them. `fixed_time`: seconds
+    the ONNX and HEFT orders took (the first estimate of a batch)."""
     onnx, searched, heft = fixed
     names = {"onnx": onnx, "search": searched, "heft": heft}
     uniq: dict[tuple[int, ...], str] = {}
@@ -392,9 +395,10 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     first = [o for o in uniq if o not in cyc]
     first += todo[: (-len(first)) % jobs]
     k = len(first) - sum(1 for o in uniq if o not in cyc)
-    per_batch = 0.0
+    # a batch lasts at least what the ONNX and HEFT orders' batch took (`fixed_time`)
+    per_batch = fixed_time
     if first:
-        per_batch = run(first) / max(1, -(-len(first) // jobs))
+        per_batch = max(per_batch, run(first) / max(1, -(-len(first) // jobs)))
     limit = opts.time_limit if opts.time_limit > 0 else float("inf")
     rng = random.Random(opts.seed + 1)
     seen = set(cyc) | set(randoms)
