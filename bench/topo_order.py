@@ -3,7 +3,7 @@
     .venv/bin/python bench/topo_order.py [--models a,b,...] [--random 20] [--json out.json]
 
 Per model, all measured here on the default target with the simulator's timing
-(nnx/topo_order/cost.replay, equal to nnx-run's cycles):
+(nnx/sim/timing.replay, equal to nnx-run's cycles):
 
 * ONNX order, `lower-to-chip{schedule=false}` (the baseline of every ratio below) and
   with the default `schedule=true` (list scheduling alone);
@@ -15,8 +15,9 @@ Per model, all measured here on the default target with the simulator's timing
   vs the ONNX order and the search's pick;
 * how well each cost (estimate, model) ranks a subgraph's orders against simulate
   (Spearman and Kendall over up to 12 orders);
-* where the units idle: the busiest unit's busy cycles against the total (the bound),
-  and the largest idle causes (unit waiting on unit before which op kind).
+* where the units idle, in the default pipeline's program of topo-reorder's order
+  (schedule=true): the total against the busiest unit's busy cycles (the bound), and
+  the largest idle causes (unit waiting on unit before which op kind).
 
 Models: the onnx wheel's light zoo (AlexNet/VGG-19/ZFNet are chain-shaped negative
 controls), torchvision GoogLeNet/Inception-v3/DenseNet-121/SqueezeNet-1.1/ShuffleNet-v2
@@ -141,9 +142,9 @@ def load(name: str):
         return import_onnx(str(model_zoo.light_model_path(name)))
     if name.startswith("tv_"):
         return import_onnx(str(_export_tv(name)))
-    if name.startswith("randwire"):
-        seed = int(name.rsplit("_s", 1)[1])
-        return import_model(randwire_model(seed=seed))
+    if name.startswith("randwire_ws"):  # randwire_ws<nodes>_s<seed>
+        nodes, seed = name[len("randwire_ws"):].split("_s")
+        return import_model(randwire_model(n=int(nodes), seed=int(seed)))
     import model_zoo
 
     if name == "yolo_head":
@@ -202,12 +203,15 @@ def geomean(xs) -> float:
 
 
 def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: bool = False) -> dict:
+    from nnx.dialects.chip import ProgramOp
     from nnx.ir_io import make_context
+    from nnx.passes.lower_to_chip import LowerToChipPass
     from nnx.passes.topo_reorder import TopoReorderPass
     from nnx.target import load_target
     from nnx.topo_order import orders as O
     from nnx.topo_order.compile_cache import CompileCache, measure
-    from nnx.topo_order.cost import compile_instrs, estimate_order, op_cost, replay
+    from nnx.sim.timing import replay
+    from nnx.topo_order.cost import estimate_order, op_cost
     from nnx.topo_order.dag import build_dag
     from nnx.topo_order.extract import extract_function, ordered_clone
     from nnx.topo_order.search import SearchOptions, _producers, search_order
@@ -222,7 +226,7 @@ def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: boo
     row: dict = {"model": name, "ops": n}
 
     def whole(order, schedule):
-        return measure(ordered_clone(module, fname, order), "", schedule).simulate
+        return measure(ordered_clone(module, fname, order), "", schedule, keep_faster=schedule).simulate
 
     row["onnx_sf"] = whole(onnx, False)
     row["onnx_st"] = whole(onnx, True)
@@ -243,15 +247,33 @@ def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: boo
         t0 = time.monotonic()
         TopoReorderPass(schedule=sched, report=f"/tmp/bench_topo_{name}_{key}.json").apply(make_context(), m)
         row[key + "_seconds"] = round(time.monotonic() - t0, 1)
-        row[key] = measure(m, "", sched).simulate
+        row[key] = measure(m.clone(), "", sched, keep_faster=sched).simulate
         rep = json.loads(Path(f"/tmp/bench_topo_{name}_{key}.json").read_text())
         row[key + "_chosen"] = rep["chosen"]
         row[key + "_random_compiled"] = rep.get("random_whole_orders_compiled", 0)
+        row[key + "_local_compiled"] = rep.get("local_search_orders_compiled", 0)
         row["subgraphs"] = len(rep["subgraphs"])
         row["key_nodes"] = len(rep["key_nodes"])
+        if sched:
+            chosen_st = m
 
+    # where the units idle: the default pipeline's program of topo-reorder's order
+    # (schedule=true), against the bound (the busiest unit's busy cycles)
+    m = chosen_st.clone()
+    LowerToChipPass().apply(make_context(), m)
+
+    prog = next(op for op in m.walk() if isinstance(op, ProgramOp))
+    r = replay([op.to_instr() for op in prog.instructions()], target, record=True)
+    busiest = max(r.busy, key=r.busy.get)
+    row["bound_unit"] = busiest
+    row["bound_busy"] = r.busy[busiest]
+    row["idle_cycles"] = r.cycles
+    row["busy"] = {u: b for u, b in r.busy.items() if b}
+    top = sorted(r.waits.items(), key=lambda kv: -kv[1])[:4]
+    row["top_waits"] = [f"{u} on {on} before {kind}: {c:,d}" for (u, on, kind), c in top]
+    row["idle_busiest"] = r.cycles - r.busy[busiest]
     if quick:
-        row.update(optimum=[], rank_correlation={}, bound_unit="-", bound_busy=row["onnx_st"], top_waits=[])
+        row.update(optimum=[], rank_correlation={})
         return row
     # proven optimum on small subgraphs (every order compiled alone), schedule=false
     res = search_order(module, fname, SearchOptions(schedule=False, verify=False, jobs=2), target)
@@ -278,15 +300,6 @@ def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: boo
     row["optimum"] = opt_rows
     row["rank_correlation"] = corr
 
-    # where the units idle (ONNX order, default schedule=true)
-    r = replay(compile_instrs(module.clone(), "", True), target, record=True)
-    busiest = max(r.busy, key=r.busy.get)
-    row["bound_unit"] = busiest
-    row["bound_busy"] = r.busy[busiest]
-    row["busy"] = {u: b for u, b in r.busy.items() if b}
-    top = sorted(r.waits.items(), key=lambda kv: -kv[1])[:4]
-    row["top_waits"] = [f"{u} on {on} before {kind}: {c}" for (u, on, kind), c in top]
-    row["idle_busiest"] = r.cycles - r.busy[busiest]
     return row
 
 
@@ -313,7 +326,8 @@ def main(argv=None) -> int:
               f"heft {row['heft_sf'] / b:.4f} rand{args.random} {row['random_best_sf'] / b:.4f} "
               f"sched {row['onnx_st'] / b:.4f} | topo sf {row['topo_sf'] / b:.4f} "
               f"({row['topo_sf_seconds']} s, {row['topo_sf_chosen']}, {row['topo_sf_random_compiled']} rand) topo st {row['topo_st'] / b:.4f} "
-              f"({row['topo_st_seconds']} s) | bound {row['bound_unit']} {row['onnx_st'] / row['bound_busy']:.3f}x",
+              f"({row['topo_st_seconds']} s, {row['topo_st_chosen']}) | local sf/st {row['topo_sf_local_compiled']}/"
+              f"{row['topo_st_local_compiled']} | bound {row['bound_unit']} {row['idle_cycles'] / row['bound_busy']:.3f}x",
               flush=True)
         for o in row["optimum"]:
             print(f"    exhaustive subgraph ({o['ops']} ops, {o['orders']} orders): onnx/opt "

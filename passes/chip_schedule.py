@@ -6,7 +6,9 @@ their tiles), times each instruction with the target's cost formulas
 (`nnx.schedule.estimate_cycles`, i.e. `Target.instr_cycles`) and reorders the block by
 `nnx.schedule.best_order`: the given order or a list schedule, whichever the cost
 model times faster. Any topological order computes the same results; only the cycles
-change. Run it before `chip-sync` (a program that already has SIGNAL/WAIT is an
+change. (The cost model is not the simulator: the composite `lower-to-chip` therefore
+also lowers without scheduling and keeps whichever program the simulator's timing
+finds faster, its `keep-faster` option.) Run it before `chip-sync` (a program that already has SIGNAL/WAIT is an
 error). A plugin may replace this pass by any other order of the same dependencies
 and run `chip-sync` after it.
 

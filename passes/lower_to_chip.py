@@ -22,9 +22,17 @@ The lowering machinery is the package `nnx.lowering` (one concern per module: st
 cache slots and heaps, residency, fusion, grouped channel chains, data movement,
 compute tiling, sparse weights, dependencies).
 
+With schedule=true the module is lowered a second time as with schedule=false (no
+graph rewrites, no list scheduling) and the program whose simulated cycles are fewer
+is kept (`nnx.sim.timing.replay`: the simulator's timing without values), so the
+default pipeline is never slower than schedule=false (`keep-faster=false` skips the
+second lowering; docs/topological-order.md, "Scheduling never slower").
+
 Options: `target` (path of a target TOML; default: the embedded default target),
 `chain` (default true; false = every result STOREd to storage and LOADed back),
 `schedule` (default true; false = the emitted op-by-op order),
+`keep-faster` (default true; with schedule=true, keep the faster of the scheduled
+and the unscheduled program),
 `double-buffer` (default true), `max-tile-elements` (split output tiles above this
 many elements even when they fit, so DMA and compute overlap; 0 = the target's
 `tiling.vpu_elements` x 4, -1 = never).
@@ -53,8 +61,25 @@ class LowerToChipPass(ModulePass):
     max_tile_elements: int = 0
     chain: bool = True
     schedule: bool = True
+    keep_faster: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        plain = op.clone() if self.schedule and self.keep_faster else None
+        self._lower(ctx, op, bool(self.schedule))
+        if plain is None:
+            return
+        self._lower(ctx, plain, False)
+        if program_cycles(plain, self.target) < program_cycles(op, self.target):
+            block = op.body.block
+            for o in list(block.ops):
+                o.detach()
+                o.erase()
+            for o in list(plain.body.block.ops):
+                o.detach()
+                block.add_op(o)
+
+    def _lower(self, ctx: Context, op: ModuleOp, schedule: bool) -> None:
+        """The four passes (two rewrites first with `schedule`) over `op`."""
         from nnx.passes.chip_allocate import allocate_program, chip_programs
         from nnx.passes.chip_lower import lower_module
         from nnx.target import load_pass_target
@@ -69,15 +94,27 @@ class LowerToChipPass(ModulePass):
         # dependency analysis done once, from the accesses chip-lower emitted (the
         # separate passes parse the same accesses back from `nnx.access`)
         target = load_pass_target(self.name, self.target)
-        if self.schedule:
+        if schedule:
             # the graph rewrites chip-lower profits from in list-scheduled programs
             GraphHoistAddendsPass().apply(ctx, op)
             GraphTransposeViewsPass().apply(ctx, op)
         entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
-                               bool(self.chain), bool(self.schedule))
+                               bool(self.chain), schedule)
         for prog in chip_programs(self.name, op):
             allocate_program(self.name, prog)
             deps = emitted_dependencies(prog, entries)
-            if self.schedule:
+            if schedule:
                 deps = schedule_program(self.name, prog, target, deps)
             synchronise_program(self.name, prog, deps)
+
+
+def program_cycles(module: ModuleOp, target_path: str = "") -> int:
+    """Simulated cycles of the module's chip.programs, one after another (the
+    simulator's timing without values, `nnx.sim.timing.replay`)."""
+    from nnx.passes.chip_allocate import chip_programs
+    from nnx.sim.timing import replay
+    from nnx.target import load_pass_target
+
+    target = load_pass_target(LowerToChipPass.name, target_path)
+    return sum(replay([i.to_instr() for i in prog.instructions()], target).cycles
+               for prog in chip_programs(LowerToChipPass.name, module))

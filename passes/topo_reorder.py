@@ -25,7 +25,10 @@ Options:
   `baseline-random=R` (20) random whole orders drawn, of which the whole-model check
   compiles up to `verify-random=V` (20), best composed per-subgraph cost first, while
   `time-limit=S` (30; 0 = none) seconds of the whole search last (the ONNX, searched
-  and HEFT orders are always compiled): never slower than the best of the R when they fit;
+  and HEFT orders are always compiled), alternating with a local search of up to
+  `local-search=L` (200) whole orders around the best one measured (subgraph
+  alternatives in the whole-model context, random op moves): never slower than any
+  order compiled, the best of the R among them when they fit;
 * `schedule` (true) the `lower-to-chip` option the measurements compile with;
   `target` the target TOML; `jobs` compile processes (0 = the cores, at most 4);
 * `report="r.json"`, `dot="g.dot"`, `gantt="g.png"` (also `g.onnx.png`, before).
@@ -63,6 +66,7 @@ class TopoReorderPass(ModulePass):
     time_limit: int | float = 30
     baseline_random: int = 20
     verify_random: int = 20
+    local_search: int = 200
     verify: bool = True
     schedule: bool = True
     target: str = ""
@@ -83,7 +87,7 @@ class TopoReorderPass(ModulePass):
         for nm, v, lo in (("budget", self.budget, 0), ("time-limit", self.time_limit, 0),
                           ("max-orders", self.max_orders, 1), ("merge-below", self.merge_below, 1),
                           ("shortlist", self.shortlist, 0), ("baseline-random", self.baseline_random, 0),
-                          ("verify-random", self.verify_random, 0),
+                          ("verify-random", self.verify_random, 0), ("local-search", self.local_search, 0),
                           ("jobs", self.jobs, 0)):
             if v < lo:
                 raise PassError(f"topo-reorder: {nm}={v}: must be at least {lo}")
@@ -107,6 +111,7 @@ class TopoReorderPass(ModulePass):
             merge_below=self.merge_below, seed=self.seed, shortlist=self.shortlist,
             budget=float(self.budget), time_limit=float(self.time_limit),
             baseline_random=self.baseline_random, verify_random=self.verify_random,
+            local_search=self.local_search,
             verify=self.verify, schedule=self.schedule,
             target_path=self.target, jobs=self.jobs or default_jobs(),
         )
@@ -135,14 +140,16 @@ class TopoReorderPass(ModulePass):
                       f"{s.orders_total}, tried {len(s.tried)}, best cost {s.best_cost}, "
                       f"{s.seconds:.2f} s", file=sys.stderr)
             print(f"remark: topo-reorder: chose the {result.chosen} order "
-                  f"({result.whole or 'unchanged'}; {result.verified_random} random whole orders "
-                  f"compiled) in {result.seconds:.1f} s", file=sys.stderr)
+                  f"({result.whole or 'unchanged'}; {result.verified_random} random and "
+                  f"{result.local_searched} local-search whole orders compiled) in {result.seconds:.1f} s",
+                  file=sys.stderr)
 
     def _gantt(self, module: ModuleOp, func_name: str, result, target) -> None:
         """Gantt PNGs of the chosen and the ONNX order: each subgraph compiled alone,
         subgraphs back to back."""
         from nnx.topo_order import report as R
-        from nnx.topo_order.cost import compile_instrs, replay
+        from nnx.sim.timing import replay
+        from nnx.topo_order.cost import compile_instrs
         from nnx.topo_order.extract import extract_function
 
         dag = result.dag

@@ -80,71 +80,75 @@ class DependencyTracker:
         self.s_recs: dict[Any, list] = {}
 
     def add(self, reads: Sequence[Access], writes: Sequence[Access]) -> list[int]:
-        """Append one instruction with these accesses; its predecessors."""
+        """Append one instruction with these accesses; its predecessors.
+
+        One pass over the records per access (the overlap test inlined): reads
+        collect the last writer and register as readers at once; a write collects
+        the writer and readers of what it overlaps (this instruction's own reads
+        among them, dropped at the end) and replaces the records it kills."""
         idx = self.count
         self.count += 1
         deps: set[int] = set()
+        add = deps.add
+        s_recs = self.s_recs
+        cache_recs = self.cache_recs
         for acc in reads:
             if acc[0] == "S":
-                rec = self.s_recs.get(acc[1])
-                if rec is not None and rec[0] is not None:
-                    deps.add(rec[0])
+                rec = s_recs.get(acc[1])
+                if rec is None:
+                    s_recs[acc[1]] = [None, [idx]]
+                else:
+                    if rec[0] is not None:
+                        add(rec[0])
+                    rec[1].append(idx)
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
-            for rec in self.cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1] and rec[2] is not None and _boxes_overlap(rec[4], bx):
-                    deps.add(rec[2])
+            for rec in cache_recs[acc[0]]:
+                if rec[0] < hi and lo < rec[1]:
+                    rb = rec[4]
+                    if (rb is None or bx is None or rb[0] != bx[0] or rb[1] != bx[1]
+                            or all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(rb[2], bx[2]))):
+                        if rec[2] is not None:
+                            add(rec[2])
+                        rec[3].append(idx)
         for acc in writes:
             if acc[0] == "S":
-                rec = self.s_recs.get(acc[1])
+                rec = s_recs.get(acc[1])
                 if rec is not None:
                     if rec[0] is not None:
-                        deps.add(rec[0])
+                        add(rec[0])
                     deps.update(rec[1])
+                s_recs[acc[1]] = [idx, []]
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
-            for rec in self.cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1] and _boxes_overlap(rec[4], bx):
-                    if rec[2] is not None:
-                        deps.add(rec[2])
-                    deps.update(rec[3])
-        deps.discard(idx)
-        # ---- update the records -----------------------------------------------------
-        for acc in reads:
-            if acc[0] == "S":
-                self.s_recs.setdefault(acc[1], [None, []])[1].append(idx)
-                continue
-            lo, hi = acc[1], acc[2]
-            bx = acc[3] if len(acc) > 3 else None
-            for rec in self.cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1] and _boxes_overlap(rec[4], bx):
-                    rec[3].append(idx)
-        for acc in writes:
-            if acc[0] == "S":
-                self.s_recs[acc[1]] = [idx, []]
-                continue
-            lo, hi = acc[1], acc[2]
-            bx = acc[3] if len(acc) > 3 else None
-            recs = self.cache_recs[acc[0]]
+            recs = cache_recs[acc[0]]
             new = []
             for rec in recs:
-                if rec[0] < hi and lo < rec[1] and _boxes_overlap(rec[4], bx):
-                    if bx is not None:
-                        # a box does not write every byte of its span: drop only
-                        # the records it covers
-                        if not _box_covers(bx, rec[4]):
-                            new.append(rec)
+                if rec[0] < hi and lo < rec[1]:
+                    rb = rec[4]
+                    if (rb is None or bx is None or rb[0] != bx[0] or rb[1] != bx[1]
+                            or all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(rb[2], bx[2]))):
+                        if rec[2] is not None:
+                            add(rec[2])
+                        if rec[3]:
+                            deps.update(rec[3])
+                        if bx is not None:
+                            # a box does not write every byte of its span: drop only
+                            # the records it covers
+                            if not _box_covers(bx, rb):
+                                new.append(rec)
+                            continue
+                        if rec[0] < lo:
+                            new.append([rec[0], lo, rec[2], list(rec[3]), rb])
+                        if hi < rec[1]:
+                            new.append([hi, rec[1], rec[2], list(rec[3]), rb])
                         continue
-                    if rec[0] < lo:
-                        new.append([rec[0], lo, rec[2], list(rec[3]), rec[4]])
-                    if hi < rec[1]:
-                        new.append([hi, rec[1], rec[2], list(rec[3]), rec[4]])
-                else:
-                    new.append(rec)
+                new.append(rec)
             new.append([lo, hi, idx, [], bx])
-            self.cache_recs[acc[0]] = new
+            cache_recs[acc[0]] = new
+        deps.discard(idx)
         return sorted(deps)
 
 

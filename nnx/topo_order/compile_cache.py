@@ -32,13 +32,15 @@ class Measured:
     instructions: int
 
 
-def measure(module: ModuleOp, target_path: str, schedule: bool) -> Measured:
-    """Lower `module` (consumed) and time its program."""
+def measure(module: ModuleOp, target_path: str, schedule: bool, keep_faster: bool = False) -> Measured:
+    """Lower `module` (consumed) and time its program (`keep_faster`: as the default
+    `lower-to-chip` does, the faster of the scheduled and unscheduled programs)."""
     from nnx.target import load_target
-    from nnx.topo_order.cost import compile_instrs, model_cycles, replay
+    from nnx.sim.timing import replay
+    from nnx.topo_order.cost import compile_instrs, model_cycles
 
     target = load_target(target_path or None)
-    instrs = compile_instrs(module, target_path, schedule)
+    instrs = compile_instrs(module, target_path, schedule, keep_faster)
     r = replay(instrs, target)
     return Measured(r.cycles, model_cycles(instrs, target), tuple(sorted(r.busy.items())), len(instrs))
 

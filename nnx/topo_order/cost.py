@@ -12,7 +12,8 @@
   `Target.instr_cycles` of its instructions) and T2 the busiest compute unit's
   `Target.instr_cycles` in the given order; waits between units are ignored.
 * `simulate`: the compiled instructions replayed on the units as the simulator does
-  (in-order queues, instruction fetch times, SIGNAL/WAIT tokens), timing only.
+  (`nnx.sim.timing.replay`: in-order queues, instruction fetch times, SIGNAL/WAIT
+  tokens), timing only.
 
 Every cycle figure comes from the target's definitions (`Target.instr_cycles`,
 `Target.dma_cycles`, ...): nothing here re-derives a formula.
@@ -20,9 +21,9 @@ Every cycle figure comes from the target's definitions (`Target.instr_cycles`,
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -138,96 +139,17 @@ def estimate_order(order: Sequence[int], preds: Sequence[Sequence[int]],
 # --------------------------------------------------------------------------------------
 
 
-def compile_instrs(module: ModuleOp, target_path: str, schedule: bool) -> list[Instr]:
-    """`lower-to-chip` the module (consumed) and return its program's instructions."""
+def compile_instrs(module: ModuleOp, target_path: str, schedule: bool, keep_faster: bool = False) -> list[Instr]:
+    """`lower-to-chip` the module (consumed) and return its program's instructions.
+    `keep_faster`: the pass's option (default here: off, the scheduled program
+    itself; the search checks the unscheduled one for its final choice only)."""
     from nnx.dialects.chip import ProgramOp
     from nnx.ir_io import make_context
     from nnx.passes.lower_to_chip import LowerToChipPass
 
-    LowerToChipPass(target=target_path, schedule=schedule).apply(make_context(), module)
+    LowerToChipPass(target=target_path, schedule=schedule, keep_faster=keep_faster).apply(make_context(), module)
     prog = next(op for op in module.walk() if isinstance(op, ProgramOp))
     return [op.to_instr() for op in prog.instructions()]
-
-
-@dataclass(frozen=True)
-class Replay:
-    """Timing of a replayed program: total cycles, per-unit busy cycles, the busy
-    intervals (unit, start, end, instruction index) and, when recorded, the idle
-    cycles of each unit by cause: `waits[(unit, on, kind)]` = cycles `unit` stood
-    idle before an instruction of `kind` waiting for a SIGNAL of unit `on` (or for
-    `on` = "fetch", the instruction stream)."""
-
-    cycles: int
-    busy: dict[str, int]
-    intervals: tuple[tuple[str, int, int, int], ...]
-    waits: dict[tuple[str, str, str], int] = field(default_factory=dict)
-
-
-def replay(instrs: Sequence[Instr], target: Target, record: bool = False) -> Replay:
-    """The simulator's timing of `instrs` without computing values: every unit runs
-    its queue in order; an instruction starts once its unit is free and it has been
-    fetched; a WAIT also waits for the oldest unconsumed SIGNAL of its token."""
-    from nnx.schedule import estimate_cycles
-    from nnx.sim.units import InstructionCache
-
-    fetch = InstructionCache(target).fetch_ready(len(instrs))
-    units = target.unit_names()
-    queues: dict[str, list[int]] = {u: [] for u in units}
-    for i, ins in enumerate(instrs):
-        queues.setdefault(ins.unit, []).append(i)
-    ptr = dict.fromkeys(queues, 0)
-    clock = dict.fromkeys(queues, 0)
-    busy = dict.fromkeys(queues, 0)
-    tokens: dict[str, deque[tuple[int, str]]] = {}
-    intervals: list[tuple[str, int, int, int]] = []
-    waits: dict[tuple[str, str, str], int] = {}
-
-    def next_kind(q: list[int], p: int) -> str:
-        while p < len(q) and instrs[q[p]].mnemonic in ("WAIT", "SIGNAL"):
-            p += 1
-        return instrs[q[p]].mnemonic if p < len(q) else "end"
-
-    progress = True
-    while progress:
-        progress = False
-        for u, q in queues.items():
-            p, t = ptr[u], clock[u]
-            start_p = p
-            while p < len(q):
-                i = q[p]
-                ins = instrs[i]
-                f = int(fetch[i])
-                if record and f > t:
-                    key = (u, "fetch", next_kind(q, p))
-                    waits[key] = waits.get(key, 0) + f - t
-                if ins.mnemonic == "WAIT":
-                    dq = tokens.get(ins.token or "")
-                    if not dq:
-                        break
-                    sig, by = dq.popleft()
-                    if record and sig > max(t, f):
-                        key = (u, by, next_kind(q, p))
-                        waits[key] = waits.get(key, 0) + sig - max(t, f)
-                    t = max(t, f, sig)
-                elif ins.mnemonic == "SIGNAL":
-                    t = max(t, f)
-                    tokens.setdefault(ins.token or "", deque()).append((t, u))
-                else:
-                    s = max(t, f)
-                    c = estimate_cycles(target, ins)
-                    t = s + c
-                    busy[u] += c
-                    if record:
-                        intervals.append((u, s, t, i))
-                p += 1
-            if p != start_p:
-                progress = True
-            ptr[u], clock[u] = p, t
-    stuck = [u for u, q in queues.items() if ptr[u] < len(q)]
-    if stuck:
-        raise RuntimeError(f"replay: deadlock on {', '.join(stuck)}")
-    end = int(fetch[-1]) if len(instrs) else 0
-    return Replay(max([end, *clock.values()]), busy, tuple(intervals), waits)
 
 
 def model_cycles(instrs: Sequence[Instr], target: Target) -> int:

@@ -10,7 +10,10 @@ outside the subgraph are already done). Orders are tuples of node indices.
 * `beam_order(nodes, preds, width, score)`: beam search over prefixes, keeping the
   `width` prefixes with the lowest `score(prefix)` (a partial-order cost);
 * `heft_order(nodes, preds, succs, cost)`: list order by decreasing upward rank
-  (the longest cost path to the graph's end, HEFT's priority), ties in ONNX order.
+  (the longest cost path to the graph's end, HEFT's priority), ties in ONNX order;
+* `perturbed_order(order, preds, succs, rng, moves)`: a neighbour of a whole order
+  for the local search: `moves` ops, each moved to a random other position between
+  its last predecessor and its first successor.
 
 See docs/topological-order.md, "Orders".
 """
@@ -138,4 +141,25 @@ def heft_order(nodes: Sequence[int], preds: Sequence[Sequence[int]], rank: Seque
             indeg[s] -= 1
             if indeg[s] == 0:
                 heapq.heappush(heap, (-rank[s], s))
+    return tuple(out)
+
+
+def perturbed_order(order: Sequence[int], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]],
+                    rng: random.Random, moves: int = 1) -> Order:
+    """`order` (a topological order of the nodes it holds) with `moves` random ops
+    moved: each to a position drawn uniformly among those after its last predecessor
+    and before its first successor, other than its own; an op with no other place is
+    skipped (the result may then equal `order`). Always a topological order."""
+    out = list(order)
+    n = len(out)
+    for _ in range(moves):
+        if n < 2:
+            break
+        k = rng.randrange(n)
+        v = out.pop(k)
+        pos = {u: i for i, u in enumerate(out)}
+        lo = max((pos[p] + 1 for p in preds[v] if p in pos), default=0)
+        hi = min((pos[s] for s in succs[v] if s in pos), default=n - 1)
+        places = [i for i in range(lo, hi + 1) if i != k]
+        out.insert(rng.choice(places) if places else k, v)
     return tuple(out)

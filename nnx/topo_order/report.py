@@ -57,6 +57,7 @@ def report_dict(result: SearchResult) -> dict:
         "whole_model_cycles": result.whole,
         "chosen": result.chosen,
         "random_whole_orders_compiled": result.verified_random,
+        "local_search_orders_compiled": result.local_searched,
         "order_changed": list(result.order) != list(range(len(dag))),
         "compiled": result.compiled,
         "cache_hits": result.cache_hits,

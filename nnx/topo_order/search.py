@@ -17,12 +17,13 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    then HEFT's, the beam's and the random whole orders' parts, then the rest, while
    the subgraph's share of `budget` seconds lasts;
 4. the whole-graph order is the concatenation of the subgraphs' best orders; when
-   `verify`, the ONNX and HEFT orders are compiled as whole models first (their
-   compile time bounds step 3 so that the check fits `time_limit`), then the searched
-   order and up to `verify_random` random whole orders, best composed per-subgraph
-   cost first, while the time limit lasts; the fewest simulated cycles win (ties keep
-   the ONNX order): never slower than the ONNX and HEFT orders, nor than the random
-   whole orders compiled (all of them when they fit).
+   `verify`, the ONNX and HEFT orders are compiled as whole models first (step 3
+   then gets at most `budget` seconds and a quarter of the time left), then the
+   searched order, and while the time limit lasts, batches of up to `verify_random`
+   random whole orders (best composed per-subgraph cost first) in turn with batches
+   of a local search around the best whole order so far (`_neighbours`); the fewest
+   simulated cycles win (ties keep the ONNX order): never slower than the ONNX and
+   HEFT orders, nor than any whole order compiled.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class SearchOptions:
     beam_width: int = 8
     baseline_random: int = 20
     verify_random: int = 20
+    local_search: int = 200
     verify: bool = True
     schedule: bool = True
     target_path: str = ""
@@ -92,6 +94,10 @@ class SearchResult:
     compiled: int = 0
     cache_hits: int = 0
     verified_random: int = 0
+    local_searched: int = 0
+    measured: dict[tuple[int, ...], int] = field(default_factory=dict)
+    """Every whole order the whole-model check compiled (or took from the search,
+    one subgraph), with its simulated cycles: the result is the fewest of them."""
 
 
 class _Progress:
@@ -165,13 +171,22 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     # of the time limit the per-subgraph search may use (the check still needs one
     # more batch: the searched order and the best random one)
     sub_deadline = t_start + opts.budget
+    whole_time = 0.0
     if opts.verify and len({onnx, heft, *whole_random}) > 1:
         t0 = time.monotonic()
         cache.measure_all([ordered_clone(module, func_name, o) for o in dict.fromkeys((onnx, heft))])
         whole_time = time.monotonic() - t0
         sub_deadline = t0 + whole_time + opts.budget
         if opts.time_limit > 0:
-            sub_deadline = min(sub_deadline, t_start + opts.time_limit - 1.2 * whole_time)
+            # at most a quarter of the time left goes to the per-subgraph phase: the
+            # whole-model check (random and local-search whole orders) measures the
+            # real cost, which the composed subgraph costs only approximate
+            left = t_start + opts.time_limit - (t0 + whole_time)
+            # reserve: the check's first batch (the searched order) and, with
+            # schedule, the unscheduled compiles of the final pipeline check
+            reserve = (1.8 if opts.schedule else 1.2) * whole_time
+            sub_deadline = min(sub_deadline, t0 + whole_time + max(0.0, left) / 4,
+                               t_start + opts.time_limit - reserve)
     chosen: list[int] = []
     keyset = set(keys)
     part_costs: list[dict[tuple[int, ...], int]] = []
@@ -246,7 +261,9 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     result.chosen = "search"
     if opts.verify and len({onnx, searched, heft, *whole_random}) > 1:
         final = _whole_check(module, func_name, opts, cache, result, parts, part_costs,
-                             [onnx, searched, heft], whole_random, est, t_start)
+                             [onnx, searched, heft], whole_random, est, t_start, whole_time)
+        if opts.schedule and final != onnx:
+            final = _pipeline_check(module, func_name, opts, result, onnx, final)
     elif searched == onnx:
         result.chosen = "onnx"
     bar.close()
@@ -276,14 +293,74 @@ def composed_cost(order: tuple[int, ...], parts: list[list[int]],
     return total
 
 
+def _pipeline_check(module, func_name, opts: SearchOptions, result: SearchResult,
+                    onnx: tuple[int, ...], final: tuple[int, ...]) -> tuple[int, ...]:
+    """With schedule=true the orders are measured by their scheduled programs, but
+    the default `lower-to-chip` keeps the faster of the scheduled and unscheduled
+    programs (`keep-faster`). The final order must not lose to the ONNX order under
+    that pipeline: both are also compiled unscheduled (one batch) and the ONNX order
+    is kept when min(scheduled, unscheduled) of the final order is larger."""
+    plain = CompileCache(opts.target_path, False, opts.jobs)
+    sf = [m.simulate for m in plain.measure_all([ordered_clone(module, func_name, o) for o in (onnx, final)])]
+    pipe_onnx = min(result.measured[onnx], sf[0])
+    pipe_final = min(result.measured[final], sf[1])
+    result.whole["onnx-pipeline"] = pipe_onnx
+    result.whole[f"{result.chosen}-pipeline"] = pipe_final
+    if pipe_final > pipe_onnx:
+        result.chosen = "onnx"
+        return onnx
+    return final
+
+
+def _neighbours(incumbent: tuple[int, ...], parts, part_costs, dag: OpDag, rng: random.Random,
+                seen: set, count: int) -> list[tuple[int, ...]]:
+    """Up to `count` whole orders near `incumbent` not in `seen`: first each
+    subgraph's compiled alternatives put in the incumbent's context (its part
+    replaced by that subgraph's next best order by compiled cost), then random moves
+    of one to three ops (`orders.perturbed_order`)."""
+    out: list[tuple[int, ...]] = []
+    pos = {v: k for k, v in enumerate(incumbent)}
+    for part, by in zip(parts, part_costs):
+        if len(out) >= count:
+            break
+        if len(by) < 2:
+            continue
+        cur = tuple(sorted(part, key=pos.__getitem__))
+        start = min(pos[v] for v in part)
+        for alt in sorted(by, key=lambda o: (by[o], o)):
+            if alt == cur:
+                continue
+            # a subgraph's ops are contiguous in every order the search builds (the
+            # concatenation of parts); a perturbed incumbent may have split them
+            if max(pos[v] for v in part) - start + 1 != len(part):
+                break
+            cand = incumbent[:start] + alt + incumbent[start + len(part):]
+            if cand not in seen:
+                out.append(cand)
+                seen.add(cand)
+                break
+    tries = 0
+    while len(out) < count and tries < 20 * count:
+        tries += 1
+        cand = O.perturbed_order(incumbent, dag.preds, dag.succs, rng, 1 + rng.randrange(3))
+        if cand not in seen:
+            out.append(cand)
+            seen.add(cand)
+    return out
+
+
 def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, result: SearchResult,
-                 parts, part_costs, fixed, whole_random, est, t_start: float) -> tuple[int, ...]:
+                 parts, part_costs, fixed, whole_random, est, t_start: float,
+                 fixed_time: float = 0.0) -> tuple[int, ...]:
     """Compile and simulate whole-model candidates; the fewest cycles win, ties keep
-    the ONNX order. The ONNX, searched and HEFT orders always; then the random whole
-    orders, best composed cost first (then by estimate), `jobs` at a time while the
-    `time_limit` lasts (0: no limit; a batch is taken to last 1.2x the first one), at most
-    `verify_random` of them: with the defaults every one of the `baseline_random`
-    random orders unless the model is too large to compile them all in time."""
+    the ONNX order. The ONNX, searched and HEFT orders always; then, `jobs` at a time
+    while the `time_limit` lasts (0: no limit; a batch is taken to last 1.2x the
+    slowest one), batches of the random whole orders (best composed cost first, at
+    most `verify_random`) alternating with batches of a local search around the best
+    order measured so far (`_neighbours`: subgraph alternatives in the whole-model
+    context, random op moves; at most `local_search` orders). Every order compiled is
+    a candidate: the result is never slower than any of them. `fixed_time`: seconds
+    the ONNX and HEFT orders took (the first estimate of a batch)."""
     onnx, searched, heft = fixed
     names = {"onnx": onnx, "search": searched, "heft": heft}
     uniq: dict[tuple[int, ...], str] = {}
@@ -301,36 +378,67 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     if len(parts) == 1 and opts.cost == "simulate":
         # one subgraph: the search compiled whole orders already (a subgraph compiled
         # alone is the whole model; the same cycles, tested)
-        cyc.update((o, c) for o, c in part_costs[0].items() if o in uniq or o in randoms)
+        cyc.update(part_costs[0])
     for o in uniq:  # the ONNX and HEFT orders, compiled before the search
         if o not in cyc:
             known = cache.entries.get(cache.key(ordered_clone(module, func_name, o)))
             if known is not None:
                 cyc[o] = known.simulate
+
+    def run(batch: list[tuple[int, ...]]) -> float:
+        t0 = time.monotonic()
+        for o, m in zip(batch, cache.measure_all([ordered_clone(module, func_name, o) for o in batch])):
+            cyc[o] = m.simulate
+        return time.monotonic() - t0
+
     todo = [o for o in randoms if o not in cyc]
     first = [o for o in uniq if o not in cyc]
     first += todo[: (-len(first)) % jobs]
     k = len(first) - sum(1 for o in uniq if o not in cyc)
-    per_batch = 0.0
+    # a batch lasts at least what the ONNX and HEFT orders' batch took (`fixed_time`)
+    per_batch = fixed_time
     if first:
-        t0 = time.monotonic()
-        for o, m in zip(first, cache.measure_all([ordered_clone(module, func_name, o) for o in first])):
-            cyc[o] = m.simulate
-        per_batch = (time.monotonic() - t0) / max(1, -(-len(first) // jobs))
+        per_batch = max(per_batch, run(first) / max(1, -(-len(first) // jobs)))
     limit = opts.time_limit if opts.time_limit > 0 else float("inf")
-    while k < len(todo) and time.monotonic() + 1.2 * per_batch <= t_start + limit:
-        chunk = todo[k:k + jobs]
-        k += len(chunk)
-        t0 = time.monotonic()
-        for o, m in zip(chunk, cache.measure_all([ordered_clone(module, func_name, o) for o in chunk])):
-            cyc[o] = m.simulate
-        per_batch = max(per_batch, time.monotonic() - t0)
+    rng = random.Random(opts.seed + 1)
+    seen = set(cyc) | set(randoms)
+    local_left = max(0, opts.local_search)
+    local_done = 0
+    local: set[tuple[int, ...]] = set()
+    turn = 0
+    # a batch is taken to last 1.2x the slowest so far; with schedule, the final
+    # pipeline check's unscheduled batch follows (taken as 0.6x a scheduled one)
+    factor = 1.8 if opts.schedule else 1.2
+    while time.monotonic() + factor * per_batch <= t_start + limit:
+        best = min(cyc, key=lambda o: (cyc[o], o != onnx, o != searched))
+        chunk: list[tuple[int, ...]] = []
+        if (turn % 2 == 0 or local_left == 0) and k < len(todo):
+            chunk = todo[k:k + jobs]
+            k += len(chunk)
+        elif local_left > 0:
+            chunk = _neighbours(best, parts, part_costs, result.dag, rng, seen, min(jobs, local_left))
+            local.update(chunk)
+            local_left -= len(chunk)
+            local_done += len(chunk)
+            if not chunk:
+                local_left = 0
+        turn += 1
+        if not chunk:
+            if k >= len(todo) and local_left == 0:
+                break
+            continue
+        per_batch = max(per_batch, run(chunk))
     for nm, o in names.items():
         result.whole[nm] = cyc[o]
     for j, o in enumerate(r for r in randoms if r in cyc):
         uniq.setdefault(o, "random" if j == 0 else f"random{j}")
         result.whole[uniq[o]] = cyc[o]
-    result.verified_random = sum(1 for o in whole_random if o in cyc)
     final = min(cyc, key=lambda o: (cyc[o], o != onnx, o != searched))
+    if final not in uniq:  # a local-search order (or, one subgraph, a searched one)
+        uniq[final] = "local" if final in local else "search-candidate"
+        result.whole[uniq[final]] = cyc[final]
+    result.verified_random = sum(1 for o in whole_random if o in cyc)
+    result.local_searched = local_done
+    result.measured = dict(cyc)
     result.chosen = uniq[final]
     return final
