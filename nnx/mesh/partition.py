@@ -40,6 +40,7 @@ from nnx.dialects import graph as g
 from nnx.dialects.traits import Elementwise, MatrixCompute
 from nnx.graph_queries import const_value
 from nnx.mesh.errors import MeshFitError
+from nnx.mesh.rows import ROW_AXIS, can_split_rows, row_window, windowed_operands
 
 #: fraction of a core's memory the partitioner plans to fill (the lowering adds
 #: alignment and the storage copies of cached results)
@@ -161,10 +162,18 @@ def split_axis(op: Operation) -> tuple[int, int, str] | None:
     if isinstance(op, (g.GemmOp, g.MatMulOp)) and const_value(op.operands[1]) is not None \
             and len(shape(op.operands[1])) == 2 and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
         return len(out) - 1, out[-1], "concat"
-    if isinstance(op, g.GatherOp) and const_value(op.operands[0]) is not None and int(op.attr("axis", 0)) == 0 \
-            and const_value(op.operands[1]) is None:
-        return 0, shape(op.operands[0])[0], "sum"
+    if is_table_gather(op):
+        table = shape(op.operands[0])
+        if len(table) >= 2:  # by the table's columns: no full-size partial results
+            return len(out) - 1, table[-1], "concat"
+        return 0, table[0], "sum"
     return None
+
+
+def is_table_gather(op: Operation) -> bool:
+    """A Gather of rows (axis 0) of a constant table at computed indices (an embedding)."""
+    return isinstance(op, g.GatherOp) and const_value(op.operands[0]) is not None \
+        and int(op.attr("axis", 0)) == 0 and const_value(op.operands[1]) is None
 
 
 def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
@@ -183,6 +192,8 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
                 if sp.axis >= r and cs[sp.axis - r] not in (1, out[sp.axis]):
                     return False
         return True
+    if len(out) == 4 and sp.axis == ROW_AXIS and out == in_shape and isinstance(op, g.BatchNormalizationOp):
+        return True  # per-channel constants: every row piece uses them whole
     if len(out) == 4 and sp.axis == 1 and out[0] == 1 and out[1] == in_shape[1]:
         if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp, g.GlobalAveragePoolOp, g.BatchNormalizationOp)):
             return True
@@ -260,6 +271,24 @@ def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8
     return need
 
 
+def window_pieces(sp: Split | None, rows: int, a: int, b: int) -> list[tuple[int | None, int, int, bool]]:
+    """The pieces of a value (split `sp`; None or a sum: one whole value, piece None)
+    that rows [a, b) of it (axis ROW_AXIS, `rows` in all) lie in: (piece, first row,
+    end row, whether that is the whole piece). A row split gives the pieces
+    overlapping [a, b), each cut to the overlap; a channel split gives every piece,
+    cut to [a, b)."""
+    if sp is None or sp.combine == "sum":
+        return [(None, a, b, (a, b) == (0, rows))]
+    if sp.axis == ROW_AXIS:
+        out = []
+        for q in range(sp.k):
+            lo, hi = max(a, sp.bounds[q]), min(b, sp.bounds[q + 1])
+            if lo < hi:
+                out.append((q, lo, hi, (lo, hi) == (sp.bounds[q], sp.bounds[q + 1])))
+        return out
+    return [(q, a, b, (a, b) == (0, rows)) for q in range(sp.k)]
+
+
 def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0) -> Plan:
     """Split the ops and form stages (see the module docstring). `pack` scales the
     compute a stage of whole ops may take (larger: fewer, fuller stages)."""
@@ -318,6 +347,80 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     def can_join(s: Stage, srcs: set[int]) -> bool:
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
+    def row_sources(v: SSAValue, a: int, b: int) -> tuple[set[int], int]:
+        """Stages holding rows [a, b) of activation `v`, and the bytes a part holds
+        for them (received pieces and, when several, their concatenation)."""
+        p = producer(v)
+        rows = shape(v)[ROW_AXIS]
+        pcs = window_pieces(splits.get(p) if p is not None else None, rows, a, b)
+        win = nbytes(v) * (b - a) // rows
+        if p is None:
+            return set(), nbytes(v)  # a graph input: held whole, sliced locally
+        stages_ = {where[(p, q)] for q, _, _, _ in pcs}
+        return stages_, win * (1 if len(pcs) == 1 else 2)
+
+    def plan_rows(i: int, op: Operation, ax, need: int) -> bool:
+        """Split op i by output rows (nnx/mesh/rows.py) when its activations outweigh
+        its weights and it must be split (memory, compute share, or a row-split
+        input); False: not this way."""
+        acts = act_operands(op)
+        win_pos = windowed_operands(op)
+        win_vals = [op.operands[k] for k in win_pos]
+        w_bytes = const_bytes(op)
+        if sum(nbytes(v) for v in win_vals) < w_bytes:
+            return False
+        fed = [splits[producer(v)].k for v in win_vals
+               if producer(v) in splits and splits[producer(v)].axis == ROW_AXIS]
+        k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST))
+        if need <= budget and not fed and (ax is None or k_compute <= 1):
+            return False
+        out_bytes = nbytes(op.results[0])
+        rows = shape(op.results[0])[ROW_AXIS]
+        whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
+        other = w_bytes + sum(nbytes(v) for v in whole_acts)
+
+        def part(lo: int, hi: int) -> tuple[int, set[int]]:
+            a, b, _, _ = row_window(op, lo, hi)
+            srcs: set[int] = set().union(*(source_stages(v, None) for v in whole_acts)) if whole_acts else set()
+            pb = other + out_bytes * (hi - lo) // rows
+            for v in win_vals:
+                st, nb = row_sources(v, a, b)
+                srcs |= st
+                pb += nb
+            return pb, srcs
+
+        k = max(1, min(max([k_compute] + fed), rows))
+        while k <= rows:
+            bounds = bounds_of(rows, k)
+            parts = [part(bounds[j], bounds[j + 1]) for j in range(k)]
+            if all(pb <= budget for pb, _ in parts):
+                break
+            k = k + max(1, k // 8)
+        else:
+            return False
+        if k == 1:
+            return False
+        sp = Split(ROW_AXIS, bounds)
+        kinds.append("rows")
+        splits[i] = sp
+        for j, (pb, srcs) in enumerate(parts):
+            frac = (bounds[j + 1] - bounds[j]) / rows
+            home = None
+            for v in win_vals:  # the stage of the input rows this part mostly reads
+                p = producer(v)
+                if p in splits and splits[p].axis == ROW_AXIS:
+                    a, b, _, _ = row_window(op, bounds[j], bounds[j + 1])
+                    mid = (a + b) // 2
+                    q = next((q for q in range(splits[p].k) if splits[p].bounds[q] <= mid < splits[p].bounds[q + 1]),
+                             splits[p].k - 1)
+                    home = stages[where[(p, q)]]
+                    break
+            if home is not None and home.bytes + pb <= budget and can_join(home, srcs):
+                add(home, i, j, srcs, pb, costs[i] * frac)
+            else:
+                add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+        return True
+
     for i, op in enumerate(ops):
         acts = act_operands(op)
         in_bytes = sum(nbytes(v) for v in acts)
@@ -342,6 +445,13 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                     add(new_stage(True), i, j, srcs, part_bytes + in_bytes // sp.k, costs[i] / sp.k)
             continue
         need = w_bytes + in_bytes + out_bytes
+        if can_split_rows(op):
+            done = plan_rows(i, op, ax, need)
+            if done:
+                continue
+        if ax is not None and ax[2] == "concat" and is_table_gather(op) and need > budget \
+                and (budget <= in_bytes or np.ceil((w_bytes + out_bytes) / (budget - in_bytes)) > ax[1]):
+            ax = (0, shape(op.operands[0])[0], "sum")  # too few columns: by table rows, summed
         if ax is not None:
             axis, size, combine = ax
             full_in = in_bytes if combine == "concat" else in_bytes

@@ -126,7 +126,7 @@ def test_nnx_compile_writes_a_mesh_program_for_a_mesh_target(tmp_path):
 def _bert_big_vocab(path, vocab=6000, seq=16):
     """A 1-layer BERT (hidden 32, 2 heads) whose 6000 x 32 f32 word-embedding table
     (750 KiB) is larger than a core of the test mesh (512 KiB): lower-to-mesh must
-    split the embedding Gather by table rows."""
+    split the embedding Gather (by table columns)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import BertConfig, BertModel
@@ -148,7 +148,7 @@ def _bert_big_vocab(path, vocab=6000, seq=16):
                       output_names=["last_hidden_state"], opset_version=17, dynamo=False)
 
 
-def test_embedding_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
+def test_embedding_gather_split_by_table_columns_matches_onnxruntime(tmp_path):
     import onnxruntime as ort
 
     path = str(tmp_path / "bert_vocab.onnx")
@@ -156,9 +156,11 @@ def test_embedding_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
     comp = compile_for_mesh(module, TARGET, "bisect")
-    rows = [comp.plan.reductions[i] for i, op in enumerate(comp.plan.ops)
-            if op.name == "graph.gather" and comp.plan.kinds[i] == "reduce"]
-    assert len(rows) == 1 and rows[0].combine == "sum" and rows[0].k >= 2, rows
+    # split by the table's columns: each part holds a slice of the table and of the
+    # output, no full-size partial results
+    cols = [comp.plan.splits[i] for i, op in enumerate(comp.plan.ops)
+            if op.name == "graph.gather" and comp.plan.kinds[i] == "split"]
+    assert len(cols) == 1 and cols[0].combine == "concat" and cols[0].axis == 2 and cols[0].k >= 2, cols
     # ids from every part's row range, both ends of the table included
     ids = np.array([[0, 5999, 1, 2999, 3000, 3001, 4500, 17, 5998, 1500, 2000, 4000, 5000, 100, 3500, 2500]])
     feeds = {"input_ids": ids.astype(np.int64)}
@@ -172,8 +174,8 @@ def _wide_hidden_model(path):
     plan for (512 KiB x 0.6): an MLP 64 -> 1024 -> 16 on 128 rows (hidden 512 KiB)
     and 1x1 convs 4 -> 64 -> 4 at 40 x 40 (hidden 400 KiB). The second matmul/conv
     cannot be split by output features (each part would need the whole input), so
-    lower-to-mesh must split it along its reduction axis into partial sums, added
-    along a chain of its parts."""
+    lower-to-mesh must split the matmul along its reduction axis into partial sums,
+    added along a chain of its parts, and the convs by image rows."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -208,8 +210,11 @@ def test_reduction_split_of_an_op_whose_input_is_too_big_matches_onnxruntime(tmp
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
     comp = compile_for_mesh(module, TARGET, "bisect")
-    reduced = sorted(op.name for i, op in enumerate(comp.plan.ops) if comp.plan.kinds[i] == "reduce")
-    assert reduced == ["graph.conv", "graph.matmul"], reduced
+    kinds = {(op.name, comp.plan.kinds[i]) for i, op in enumerate(comp.plan.ops)}
+    # the matmul is split along K; the 1x1 convs on a large image are split by rows
+    # instead (their activations outweigh their weights: no full-size partial sums)
+    assert ("graph.matmul", "reduce") in kinds and ("graph.conv", "rows") in kinds, kinds
+    assert not any(op.name == "graph.conv" and comp.plan.kinds[i] == "reduce" for i, op in enumerate(comp.plan.ops))
     assert all(comp.plan.reductions[i].k >= 2 for i in range(len(comp.plan.ops)) if comp.plan.kinds[i] == "reduce")
     rng = np.random.default_rng(1)
     feeds = {"x": rng.standard_normal((128, 64)).astype(np.float32),
@@ -217,3 +222,36 @@ def test_reduction_split_of_an_op_whose_input_is_too_big_matches_onnxruntime(tmp
     got = _run_mesh(comp, feeds, tmp_path).outputs
     for name, ref in zip(["y", "z"], ort.InferenceSession(path).run(["y", "z"], feeds)):
         np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
+
+
+def _narrow_table_model(path, rows=100000, cols=2, seq=16):
+    """One Gather from a 100000 x 2 f32 table (781 KiB, larger than a test core) with
+    too few columns to split by: lower-to-mesh splits it by table rows, each part
+    gathering the ids in its range, the partial results summed along a chain."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = numpy_helper.from_array(np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32), "T")
+    node = helper.make_node("Gather", ["T", "ids"], ["y"], name="embed", axis=0)
+    gr = helper.make_graph([node], "narrow", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, seq])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, cols])], [table])
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_narrow_table_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
+    import onnxruntime as ort
+
+    path = str(tmp_path / "narrow.onnx")
+    _narrow_table_model(path)
+    module = api.import_onnx(path, None, 1)
+    comp = compile_for_mesh(module, TARGET, "bisect")
+    (i,) = [i for i, op in enumerate(comp.plan.ops) if op.name == "graph.gather"]
+    assert comp.plan.kinds[i] == "reduce" and comp.plan.reductions[i].combine == "sum"
+    assert comp.plan.reductions[i].k >= 2
+    ids = np.array([[0, 99999, 1, 50000, 49999, 3, 77777, 12345, 99998, 500, 2, 66666, 33333, 40000, 7, 88888]])
+    feeds = {"ids": ids.astype(np.int64)}
+    got = _run_mesh(comp, feeds, tmp_path).outputs["y"]
+    ref = ort.InferenceSession(path).run(None, feeds)[0]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6)
