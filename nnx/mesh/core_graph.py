@@ -22,12 +22,10 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.graph_queries import const_value
-from nnx.mesh.partition import Plan, Split, covered_pieces, shape, window_pieces
+from nnx.mesh.partition import RETURN, Plan, Split, covered_pieces, shape, window_pieces
 from nnx.mesh.rows import ROW_AXIS, part_attributes, row_window, windowed_operands
 from nnx.resources import register_array
 
-#: op index of the pseudo-op gathering a split graph output (item (RETURN, output index))
-RETURN = -1
 
 #: (op index, result index, part or None), or with a fourth item (lo, hi): rows
 #: [lo, hi) (axis ROW_AXIS, absolute) of that piece, which its stage sends sliced

@@ -12,7 +12,9 @@ class MeshFitError(PassError):
 
     Its message is the one line `lower-to-mesh` and nnx-compile print."""
 
-    def __init__(self, reason: str, op_name: str, needed: int, available: int, op=None):
+    def __init__(self, reason: str, op_name: str, needed: int, available: int, op=None, lowered: bool = False):
+        #: True when a stage's lowered program overflowed its core (the plan fitted)
+        self.lowered = lowered
         self.reason = reason
         self.op_name = op_name
         self.needed = int(needed)

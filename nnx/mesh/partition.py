@@ -42,9 +42,15 @@ from nnx.graph_queries import const_value
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.rows import ROW_AXIS, can_split_rows, row_window, windowed_operands
 
-#: fraction of a core's memory the partitioner plans to fill (the lowering adds
-#: alignment and the storage copies of cached results)
+#: fractions of a core's memory the partitioner plans to fill, tried in turn: the
+#: lowering adds alignment, the storage copies of cached results and the
+#: concatenations of received pieces, so when a stage's lowered program exceeds its
+#: core the plan is redone with the next, smaller fill (nnx/mesh/compile.py)
+#: the fill of the default plan; when it does not plan (an op needs more cores or
+#: memory than it leaves), fuller plans are tried, and when a stage's lowered
+#: program overflows its core, emptier ones
 MEMORY_FILL = 0.6
+MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3)
 
 #: the least work (MACs, or output elements) worth a core of its own: an op is split
 #: into at most cost / MIN_PART_COST parts, and a stage of whole ops may take at least
@@ -289,11 +295,19 @@ def window_pieces(sp: Split | None, rows: int, a: int, b: int) -> list[tuple[int
     return [(q, a, b, (a, b) == (0, rows)) for q in range(sp.k)]
 
 
-def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0) -> Plan:
+#: op index of the pseudo-op assembling a split graph output (item (RETURN, output index))
+RETURN = -1
+
+
+def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0,
+                   fill: float = MEMORY_FILL, returned: list[SSAValue] = ()) -> Plan:
     """Split the ops and form stages (see the module docstring). `pack` scales the
-    compute a stage of whole ops may take (larger: fewer, fuller stages)."""
+    compute a stage of whole ops may take (larger: fewer, fuller stages); `fill` is
+    the fraction of a core's memory a stage plans to use. A graph output that is
+    split (of `returned`, the values @main returns) is assembled by an item
+    (RETURN, output index), in the stage of one of its pieces when it has room."""
     index = {id(op): i for i, op in enumerate(ops)}
-    budget = core_memory * MEMORY_FILL
+    budget = core_memory * fill
     costs = [op_cost(op) for op in ops]
     total = sum(costs) or 1.0
     stage_cost = max(total / ncores, MIN_PART_COST) * pack
@@ -347,17 +361,24 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     def can_join(s: Stage, srcs: set[int]) -> bool:
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
-    def row_sources(v: SSAValue, a: int, b: int) -> tuple[set[int], int]:
-        """Stages holding rows [a, b) of activation `v`, and the bytes a part holds
-        for them (received pieces and, when several, their concatenation)."""
+    def row_sources(v: SSAValue, a: int, b: int) -> tuple[set[int], int, dict[int, int]]:
+        """Stages holding rows [a, b) of activation `v`, the bytes a part holds for
+        them (received pieces and, when several, their concatenation), and the
+        bytes of the bands those stages slice to send (stage -> bytes)."""
         p = producer(v)
         rows = shape(v)[ROW_AXIS]
         pcs = window_pieces(splits.get(p) if p is not None else None, rows, a, b)
-        win = nbytes(v) * (b - a) // rows
-        if p is None:
-            return set(), nbytes(v)  # a graph input: held whole, sliced locally
-        stages_ = {where[(p, q)] for q, _, _, _ in pcs}
-        return stages_, win * (1 if len(pcs) == 1 else 2)
+        per_row = nbytes(v) // rows
+        win = per_row * (b - a)
+        if p is None:  # a graph input: held whole, its band sliced locally
+            return set(), nbytes(v) + (0 if (a, b) == (0, rows) else win), {}
+        sliced: dict[int, int] = {}
+        for q, lo, hi, whole in pcs:
+            if not whole:
+                st = where[(p, q)]
+                sliced[st] = sliced.get(st, 0) + per_row * (hi - lo) // (splits[p].k if p in splits
+                                                                          and splits[p].axis != ROW_AXIS else 1)
+        return {where[(p, q)] for q, _, _, _ in pcs}, win * (1 if len(pcs) == 1 else 2), sliced
 
     def plan_rows(i: int, op: Operation, ax, need: int) -> bool:
         """Split op i by output rows (nnx/mesh/rows.py) when its activations outweigh
@@ -379,21 +400,24 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
         other = w_bytes + sum(nbytes(v) for v in whole_acts)
 
-        def part(lo: int, hi: int) -> tuple[int, set[int]]:
+        def part(lo: int, hi: int) -> tuple[int, set[int], dict[int, int]]:
             a, b, _, _ = row_window(op, lo, hi)
             srcs: set[int] = set().union(*(source_stages(v, None) for v in whole_acts)) if whole_acts else set()
             pb = other + out_bytes * (hi - lo) // rows
+            sliced: dict[int, int] = {}
             for v in win_vals:
-                st, nb = row_sources(v, a, b)
+                st, nb, sl = row_sources(v, a, b)
                 srcs |= st
                 pb += nb
-            return pb, srcs
+                for t, n in sl.items():
+                    sliced[t] = sliced.get(t, 0) + n
+            return pb, srcs, sliced
 
         k = max(1, min(max([k_compute] + fed), rows))
         while k <= rows:
             bounds = bounds_of(rows, k)
             parts = [part(bounds[j], bounds[j + 1]) for j in range(k)]
-            if all(pb <= budget for pb, _ in parts):
+            if all(pb <= budget for pb, _, _ in parts):
                 break
             k = k + max(1, k // 8)
         else:
@@ -403,7 +427,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         sp = Split(ROW_AXIS, bounds)
         kinds.append("rows")
         splits[i] = sp
-        for j, (pb, srcs) in enumerate(parts):
+        for j, (pb, srcs, sliced) in enumerate(parts):
+            for t, n in sliced.items():  # the producers' stages hold the bands they send
+                stages[t].bytes += n
             frac = (bounds[j + 1] - bounds[j]) / rows
             home = None
             for v in win_vals:  # the stage of the input rows this part mostly reads
@@ -507,6 +533,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                     where[(i, None)] = where[(i, k - 1)]
                 continue
         kinds.append("whole")
+        # pieces of split operands are received and concatenated: twice their bytes
+        need += sum(nbytes(v) for v in acts if producer(v) in splits)
         if need > core_memory:
             raise MeshFitError("memory", op_label(op), need, core_memory, op)
         srcs = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
@@ -516,10 +544,23 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             cands = [stages[-1].index]
         for t in cands[:1]:
             s = stages[t]
-            if s.bytes + w_bytes + out_bytes <= budget and s.cost + costs[i] <= stage_cost \
-                    and can_join(s, srcs):
-                add(s, i, None, srcs, w_bytes + out_bytes, costs[i])
+            # what the op adds to the stage: weights, results, and the operands it
+            # receives from other stages (with the concatenation of split ones)
+            extra = w_bytes + out_bytes + sum(
+                nbytes(v) * (2 if producer(v) in splits else 1) for v in acts
+                if producer(v) is not None and source_stages(v, None) - {s.index})
+            if s.bytes + extra <= budget and s.cost + costs[i] <= stage_cost and can_join(s, srcs):
+                add(s, i, None, srcs, extra, costs[i])
                 break
         else:
             add(new_stage(False), i, None, srcs, need, costs[i])
+    for k, v in enumerate(returned):
+        p = producer(v)
+        if p not in splits:
+            continue
+        srcs = source_stages(v, None)
+        need = 2 * nbytes(v)  # the pieces received and their concatenation
+        home = next((t for t in sorted(srcs, reverse=True)
+                     if stages[t].bytes + need <= budget and can_join(stages[t], srcs)), None)
+        add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
     return Plan(list(ops), kinds, splits, stages, where, reductions)

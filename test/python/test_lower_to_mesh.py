@@ -255,3 +255,66 @@ def test_narrow_table_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
     got = _run_mesh(comp, feeds, tmp_path).outputs["y"]
     ref = ort.InferenceSession(path).run(None, feeds)[0]
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6)
+
+
+def _row_split_cnn(path, hw=128):
+    """A small CNN on a 128 x 128 image whose first activations (256 KiB) outweigh
+    its weights: a strided 3x3 conv with padding, batch norm, relu, a depthwise 3x3
+    conv, clip, a strided max pool with padding, a 1x1 conv, a residual add, an
+    SE-style scale (global average pool -> sigmoid -> mul, a broadcast activation
+    operand), an average pool; lower-to-mesh splits them by image rows. Two outputs:
+    the residual sum (a row-split graph output) and the final pool."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+
+    def t(name, *dims, scale=0.3):
+        return numpy_helper.from_array((rng.standard_normal(dims) * scale).astype(np.float32), name)
+
+    inits = [t("W1", 16, 3, 3, 3), t("B1", 16), t("gamma", 16), t("beta", 16), t("mean", 16),
+             numpy_helper.from_array((rng.random(16) + 0.5).astype(np.float32), "var"),
+             t("DW", 16, 1, 3, 3), t("W3", 16, 16, 1, 1), t("B3", 16),
+             numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
+    nodes = [helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], name="stem", pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["bn"], name="bn"),
+             helper.make_node("Relu", ["bn"], ["r1"], name="relu"),
+             helper.make_node("Conv", ["r1", "DW"], ["dw"], name="depthwise", pads=[1, 1, 1, 1], group=16),
+             helper.make_node("Clip", ["dw", "lo", "hi"], ["r6"], name="relu6"),
+             helper.make_node("MaxPool", ["r6"], ["mp"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                              strides=[2, 2]),
+             helper.make_node("Conv", ["mp", "W3", "B3"], ["pw"], name="pointwise"),
+             helper.make_node("Add", ["mp", "pw"], ["res"], name="residual"),
+             helper.make_node("GlobalAveragePool", ["res"], ["gap"], name="squeeze"),
+             helper.make_node("Sigmoid", ["gap"], ["gate"], name="gate"),
+             helper.make_node("Mul", ["res", "gate"], ["se"], name="excite"),
+             helper.make_node("AveragePool", ["se"], ["y"], name="avg", kernel_shape=[2, 2], strides=[2, 2])]
+    gr = helper.make_graph(nodes, "rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
+                           [helper.make_tensor_value_info("res", TensorProto.FLOAT, [1, 16, hw // 4, hw // 4]),
+                            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, hw // 8, hw // 8])], inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_row_split_cnn_matches_onnxruntime(tmp_path):
+    import onnxruntime as ort
+
+    path = str(tmp_path / "rows.onnx")
+    _row_split_cnn(path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    comp = compile_for_mesh(module, TARGET, "bisect")
+    plan = comp.plan
+    rows = {op.name for i, op in enumerate(plan.ops) if plan.kinds[i] == "rows"}
+    # the stem, the depthwise conv and the max pool (halo rows, stride, padding) are
+    # split by rows; the ops between them follow their pieces or are split by rows too
+    assert {"graph.conv", "graph.max_pool", "graph.average_pool", "graph.mul"} <= rows, rows
+    assert all(plan.splits[i].axis == 2 and plan.splits[i].k >= 2 for i in range(len(plan.ops))
+               if plan.kinds[i] == "rows")
+    assert sum(1 for i, op in enumerate(plan.ops) if op.name == "graph.conv" and plan.kinds[i] == "rows") >= 2
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 128, 128)).astype(np.float32)}
+    got = _run_mesh(comp, feeds, tmp_path).outputs
+    for name, ref in zip(["res", "y"], ort.InferenceSession(path).run(["res", "y"], feeds)):
+        np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
