@@ -55,8 +55,14 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
         plan = plan_partition(ops, ncores, core_memory, pack, fill, list(ret.operands))
         if len(plan.stages) <= ncores:
             return plan
-    worst = max(range(len(ops)), key=lambda i: sum(1 for s in plan.stages for it in s.items if it[0] == i))
-    raise MeshFitError("cores", op_label(ops[worst]), len(plan.stages), ncores, ops[worst])
+    from nnx.mesh.partition import act_operands, const_bytes
+
+    parts = [sum(1 for s in plan.stages for it in s.items if it[0] == i) for i in range(len(ops))]
+    worst = max(range(len(ops)), key=lambda i: parts[i])
+    op = ops[worst]
+    op_bytes = const_bytes(op) + sum(nbytes(v) for v in act_operands(op)) + sum(nbytes(r) for r in op.results)
+    raise MeshFitError("cores", op_label(op), len(plan.stages), ncores, op, op_cores=parts[worst],
+                       op_bytes=op_bytes, core_memory=core_memory)
 
 
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect") -> MeshCompilation:
@@ -77,8 +83,9 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
             return _compile_with_fill(main, tgt, target, placement, fill)
         except MeshFitError as e:
             errors.append((fill, e))
-    # the error of the plan that gave each core the most room
-    raise max(errors, key=lambda fe: (not fe[1].lowered, fe[0]))[1]
+    # the closest miss: a plan that fitted but overflowed a core only when nothing
+    # else failed; then the fewest cores needed; then the fewest bytes on one core
+    raise min((e for _, e in errors), key=lambda e: (e.lowered, e.reason != "cores", e.needed))
 
 
 def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float) -> MeshCompilation:

@@ -1,10 +1,13 @@
 """Splitting an op's work by output rows (docs/mesh.md, "Compilation", "Row splits").
 
-An op on NCHW activations (a convolution of any group, with padding and stride; a
-max/average pool without ceil mode; batch norm; an elementwise op) can compute any
-band of output rows [lo, hi) from a band of input rows: the rows its kernel window
-covers (the *halo* above and below), with the op's top and bottom padding kept only
-where the band touches the image's edge. A part of a row split holds that input
+An op on rank-4 activations (NCHW images, or batch x heads x rows x columns in
+attention) -- a convolution of any group, with padding and stride; a max/average
+pool without ceil mode; batch norm; an elementwise op; a softmax not over the rows;
+a batched matmul, by rows of its left operand -- can compute any band of output
+rows [lo, hi) (axis 2) from a band of input rows: for convs and pools the rows its
+kernel window covers (the *halo* above and below), with the op's top and bottom
+padding kept only where the band touches the image's edge; for the others the same
+rows. A part of a row split holds that input
 window, its output rows and the op's constants whole, so it suits ops whose
 activations are larger than their weights (the first layers of a CNN).
 
@@ -54,7 +57,7 @@ def windowed_operands(op: Operation) -> list[int]:
     """Positions of the activation operands a row part reads a window of (the others
     it reads whole: constants, and broadcast operands with one row)."""
     out_rows = _shape(op.results[0])[ROW_AXIS]
-    if _is_windowed(op):
+    if _is_windowed(op) or isinstance(op, g.MatMulOp):
         return [0]
     return [k for k, v in enumerate(op.operands)
             if const_value(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out_rows]
@@ -70,6 +73,12 @@ def can_split_rows(op: Operation) -> bool:
             and all(const_value(v) is not None for v in op.operands[2:]) and len(_shape(op.operands[0])) == 4
     if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp)):
         return int(op.attr("ceil_mode", 0) or 0) == 0 and len(_shape(op.operands[0])) == 4
+    if isinstance(op, (g.SoftmaxOp, g.LogSoftmaxOp)):  # rows are independent unless it reduces over them
+        return const_value(op.operands[0]) is None and int(op.attr("axis", -1)) % 4 != ROW_AXIS
+    if isinstance(op, g.MatMulOp):  # rows of the left operand: the M axis of a batched matmul
+        a = op.operands[0]
+        return const_value(a) is None and len(_shape(a)) == 4 and _shape(a)[ROW_AXIS] == out[ROW_AXIS] \
+            and len(_shape(op.operands[1])) in (2, 4)
     if isinstance(op, g.BatchNormalizationOp):
         return const_value(op.operands[0]) is None and all(const_value(v) is not None for v in op.operands[1:]) \
             and _shape(op.operands[0]) == out
