@@ -3,12 +3,17 @@
 An op of `@main` is one of:
 
 * **split** over k cores by its output (`conv` with constant weights and one group,
-  `gemm`/`matmul` with a constant right operand: output channels / features), or by
-  the rows of a constant table (`gather` on axis 0: the word-embedding table, each
-  core gathering the indices in its range, the partial results summed along a chain
-  of the parts, as for a reduction split below); k is the
-  larger of its share of the mesh's compute and the number of cores its weights and
-  activations need;
+  `gemm`/`matmul` with a constant right operand: output channels / features; `gather`
+  on axis 0 of a constant table, the word-embedding: the table's columns), or, for a
+  table with too few columns, by the rows of the table (each core gathering the
+  indices in its range, the partial results summed along a chain of the parts, as
+  for a reduction split below); k is the larger of its share of the mesh's compute
+  and the number of cores its weights and activations need;
+* **rows**: split by output rows (nnx/mesh/rows.py) -- convs of any group, pools,
+  batch norm, elementwise ops, softmax, batched matmuls on rank-4 activations -- when
+  its activations outweigh its weights and it must be split, or its input comes
+  split by rows; each part reads the band of input rows it needs (with the kernel's
+  halo) from the pieces that hold them;
 * **reduced** (a conv with one group, a gemm/matmul with a constant right operand,
   whose input alone is too big for one core, so that no split by output fits): split
   along the reduction axis (input channels, K) into partial sums, part i taking a run
@@ -180,6 +185,18 @@ def is_table_gather(op: Operation) -> bool:
     """A Gather of rows (axis 0) of a constant table at computed indices (an embedding)."""
     return isinstance(op, g.GatherOp) and const_value(op.operands[0]) is not None \
         and int(op.attr("axis", 0)) == 0 and const_value(op.operands[1]) is None
+
+
+def parts_needed(size: int, split_bytes: float, room: float) -> int:
+    """The fewest parts of `size` units (channels, columns, rows) whose largest, with
+    `split_bytes` spread evenly over the units, fits `room` (size + 1: none does).
+    Whole units: `bounds_of` gives parts of ceil(size / k) units at most."""
+    per_unit = split_bytes / size if size else 0.0
+    if room <= 0 or per_unit > room:
+        return size + 1
+    if per_unit == 0:
+        return 1
+    return int(np.ceil(size / int(room // per_unit)))
 
 
 def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
@@ -480,13 +497,13 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             ax = (0, shape(op.operands[0])[0], "sum")  # too few columns: by table rows, summed
         if ax is not None:
             axis, size, combine = ax
-            full_in = in_bytes if combine == "concat" else in_bytes
+            full_in = in_bytes
             room = budget - full_in
-            k_mem = 1 if need <= budget else (
-                int(np.ceil((w_bytes + out_bytes) / room)) if room > 0 else size + 1)
+            split_bytes = w_bytes + out_bytes
             if combine == "sum":  # every part holds a full-size partial result
                 room = budget - full_in - out_bytes
-                k_mem = 1 if need <= budget else (int(np.ceil(w_bytes / room)) if room > 0 else size + 1)
+                split_bytes = w_bytes
+            k_mem = 1 if need <= budget else parts_needed(size, split_bytes, room)
             k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST)) \
                 if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
@@ -560,6 +577,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             continue
         srcs = source_stages(v, None)
         need = 2 * nbytes(v)  # the pieces received and their concatenation
+        if need > core_memory:  # a graph output is held whole by one core
+            raise MeshFitError("memory", op_label(v.owner), need, core_memory, v.owner)
         home = next((t for t in sorted(srcs, reverse=True)
                      if stages[t].bytes + need <= budget and can_join(stages[t], srcs)), None)
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
