@@ -115,7 +115,10 @@ def feeds_for(path: Path) -> dict[str, np.ndarray]:
         return _bert_feeds()
     rng = np.random.default_rng(0)
     out = {}
+    weights = {t.name for t in m.graph.initializer}  # IR 3 lists the weights as inputs too
     for i in m.graph.input:
+        if i.name in weights:
+            continue
         shape = [max(1, d.dim_value) for d in i.type.tensor_type.shape.dim]
         out[i.name] = rng.standard_normal(shape).astype(np.float32)
     return out

@@ -83,9 +83,9 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
             return _compile_with_fill(main, tgt, target, placement, fill)
         except MeshFitError as e:
             errors.append((fill, e))
-    # the closest miss: a plan that fitted but overflowed a core only when nothing
-    # else failed; then the fewest cores needed; then the fewest bytes on one core
-    raise min((e for _, e in errors), key=lambda e: (e.lowered, e.reason != "cores", e.needed))
+    # the closest miss that is a real excess (a planned part above the fill but
+    # within the core is not): the fewest cores needed, else the fewest bytes
+    raise min((e for _, e in errors), key=lambda e: (e.needed <= e.available, e.reason != "cores", e.needed))
 
 
 def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float) -> MeshCompilation:

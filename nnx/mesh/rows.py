@@ -2,8 +2,8 @@
 
 An op on rank-4 activations (NCHW images, or batch x heads x rows x columns in
 attention) -- a convolution of any group, with padding and stride; a max/average
-pool without ceil mode; batch norm; an elementwise op; a softmax not over the rows;
-a batched matmul, by rows of its left operand -- can compute any band of output
+pool without ceil mode; batch norm; an elementwise op; LRN; a concat or softmax not
+along the rows; a batched matmul, by rows of its left operand -- can compute any band of output
 rows [lo, hi) (axis 2) from a band of input rows: for convs and pools the rows its
 kernel window covers (the *halo* above and below), with the op's top and bottom
 padding kept only where the band touches the image's edge; for the others the same
@@ -73,6 +73,12 @@ def can_split_rows(op: Operation) -> bool:
             and all(const_value(v) is not None for v in op.operands[2:]) and len(_shape(op.operands[0])) == 4
     if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp)):
         return int(op.attr("ceil_mode", 0) or 0) == 0 and len(_shape(op.operands[0])) == 4
+    if isinstance(op, g.LRNOp):  # across channels: rows are independent
+        return const_value(op.operands[0]) is None
+    if isinstance(op, g.ConcatOp):  # along another axis: a band is the concat of the bands
+        return int(op.attr("axis", 0)) % 4 != ROW_AXIS and all(
+            const_value(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out[ROW_AXIS]
+            for v in op.operands)
     if isinstance(op, (g.SoftmaxOp, g.LogSoftmaxOp)):  # rows are independent unless it reduces over them
         return const_value(op.operands[0]) is None and int(op.attr("axis", -1)) % 4 != ROW_AXIS
     if isinstance(op, g.MatMulOp):  # rows of the left operand: the M axis of a batched matmul
