@@ -18,7 +18,9 @@ The models are exported with random weights into cache/bench-models/ on first us
 (ResNet-18 and MobileNetV2 by bench/models.py when it knows them; the BERT here, from a
 transformers BertConfig, offline).
 
-Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2-base)
+Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2-base; also any
+       model in cache/bench-models/ such as resnet50, tv_googlenet, and light:NAME for the onnx
+       wheel's light zoo: light:squeezenet, light:shufflenet, ...)
        .venv/bin/python bench/mesh.py --no-single   (skip the single-core baseline)
 """
 
@@ -86,6 +88,13 @@ def _bert_feeds() -> dict[str, np.ndarray]:
 
 
 def model_path(name: str) -> Path:
+    """A bench model (cache/bench-models/, exported on first use) or, as `light:NAME`,
+    one of the onnx wheel's light zoo CNNs (test/python/model_zoo.py)."""
+    if name.startswith("light:"):
+        sys.path.insert(0, str(ROOT / "test" / "python"))
+        import model_zoo
+
+        return model_zoo.light_model_path(name.split(":", 1)[1])
     path = CACHE / f"{name}.onnx"
     if path.exists():
         return path
@@ -106,7 +115,10 @@ def feeds_for(path: Path) -> dict[str, np.ndarray]:
         return _bert_feeds()
     rng = np.random.default_rng(0)
     out = {}
+    weights = {t.name for t in m.graph.initializer}  # IR 3 lists the weights as inputs too
     for i in m.graph.input:
+        if i.name in weights:
+            continue
         shape = [max(1, d.dim_value) for d in i.type.tensor_type.shape.dim]
         out[i.name] = rng.standard_normal(shape).astype(np.float32)
     return out

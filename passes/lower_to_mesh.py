@@ -3,8 +3,10 @@
 
 Every op gets a set of cores sized by its share of the compute and by what its
 weights and activations need of a core's memory; conv/gemm/matmul with constant
-weights are split by output channels, the word-embedding Gather by table rows,
-elementwise ops, pools, batch norm and depthwise convolutions follow their
+weights are split by output channels, the word-embedding Gather by table columns,
+ops whose activations outweigh their weights (convs, pools, elementwise ops,
+softmax, batched matmuls on rank-4 activations) by output rows with the kernel's
+halo, elementwise ops, pools, batch norm and depthwise convolutions follow their
 producer's split, the rest runs whole (nnx/mesh/partition.py). Weights stay resident
 on their cores (each core's `.data` image, loaded at program start). The per-core
 stages are placed on the mesh (`placement=bisect`: recursive bisection + swap

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from nnx.diagnostics import PassError
 from nnx.mesh.core_graph import RETURN, build_stage_module, stage_io
 from nnx.mesh.errors import MeshFitError
-from nnx.mesh.partition import Plan, Stage, nbytes, op_label, plan_partition
+from nnx.mesh.partition import MEMORY_FILL, MEMORY_FILLS, Plan, Stage, nbytes, op_label, plan_partition
 from nnx.mesh.placement import PLACEMENTS, byte_hops, place_annotated, place_bisect, place_rowmajor
 from nnx.mesh.stitch import CoreProgram, mesh_program
 from nnx.sim.asm_mesh import MeshProgram
@@ -44,40 +44,57 @@ def main_function(module: ModuleOp) -> func.FuncOp:
     raise PassError("lower-to-mesh: no func.func @main")
 
 
-def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int) -> Plan:
+def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float = MEMORY_FILL) -> Plan:
     """The partition with the least packing whose stages fit the cores (+ one stage
-    per split graph output, which concatenates it)."""
+    per split graph output, which concatenates it), planning `fill` of each core."""
     from nnx.dialects.graph import ConstantOp
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     ret = main.body.block.last_op
     for pack in PACKING:
-        plan = plan_partition(ops, ncores, core_memory, pack)
-        for k, v in enumerate(ret.operands):
-            owner = v.owner
-            if owner in ops and ops.index(owner) in plan.splits:
-                s = Stage(len(plan.stages), [(RETURN, k)])
-                plan.stages.append(s)
-                plan.where[(RETURN, k)] = s.index
+        plan = plan_partition(ops, ncores, core_memory, pack, fill, list(ret.operands))
         if len(plan.stages) <= ncores:
             return plan
-    worst = max(range(len(ops)), key=lambda i: sum(1 for s in plan.stages for it in s.items if it[0] == i))
-    raise MeshFitError("cores", op_label(ops[worst]), len(plan.stages), ncores, ops[worst])
+    from nnx.mesh.partition import act_operands, const_bytes
+
+    parts = [sum(1 for s in plan.stages for it in s.items if it[0] == i) for i in range(len(ops))]
+    worst = max(range(len(ops)), key=lambda i: parts[i])
+    op = ops[worst]
+    op_bytes = const_bytes(op) + sum(nbytes(v) for v in act_operands(op)) + sum(nbytes(r) for r in op.results)
+    raise MeshFitError("cores", op_label(op), len(plan.stages), ncores, op, op_cores=parts[worst],
+                       op_bytes=op_bytes, core_memory=core_memory)
 
 
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect") -> MeshCompilation:
     """Compile the graph module for the mesh target `target` (a TOML path or a
-    built-in target name). Raises MeshFitError when it does not fit."""
-    from nnx.api import program_from_chip, run_pipeline
+    built-in target name). Plans with each of MEMORY_FILLS in turn (see there) until
+    one compiles; raises MeshFitError when none does."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
         raise PassError(f"lower-to-mesh: unknown placement '{placement}' (one of {', '.join(PLACEMENTS)})")
     tgt = load_target(target)
+    main = main_function(module)
+    errors: list[tuple[float, MeshFitError]] = []
+    for fill in MEMORY_FILLS:
+        if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
+            continue  # a stage of an emptier plan overflowed already
+        try:
+            return _compile_with_fill(main, tgt, target, placement, fill)
+        except MeshFitError as e:
+            errors.append((fill, e))
+    # the closest miss that is a real excess (a planned part above the fill but
+    # within the core is not): the fewest cores needed, else the fewest bytes
+    raise min((e for _, e in errors), key=lambda e: (e.needed <= e.available, e.reason != "cores", e.needed))
+
+
+def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float) -> MeshCompilation:
+    """compile_for_mesh with one planned fill of the cores' memory."""
+    from nnx.api import program_from_chip, run_pipeline
+
     width, height = tgt.mesh.width, tgt.mesh.height
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
-    main = main_function(module)
-    plan = plan_for_mesh(main, ncores, core_memory)
+    plan = plan_for_mesh(main, ncores, core_memory, fill)
     returned = list(main.body.block.last_op.operands)
     out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
     if any(v.owner not in plan.ops for v in returned):
@@ -107,14 +124,23 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
         run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"}})', verify_each=False)
         prog = program_from_chip(mod, tgt, "core.s")
         if prog.program.storage_bytes > core_memory:
-            first = next(i for i, _ in plan.stages[s].items if i != RETURN)
-            raise MeshFitError("memory", op_label(plan.ops[first]), prog.program.storage_bytes, core_memory,
-                               plan.ops[first])
+            big = _largest_op(plan, plan.stages[s], returned)
+            raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
         recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
         send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
         lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send)
     mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges)
+
+
+def _largest_op(plan: Plan, stage: Stage, returned: list):
+    """The op of the stage with the most bytes (weights and results): the one to
+    name when the stage does not fit its core (a stage assembling a split graph
+    output names the op producing it)."""
+    from nnx.mesh.partition import const_bytes
+
+    ops = [returned[k].owner if i == RETURN else plan.ops[i] for i, k in stage.items]
+    return max(ops, key=lambda op: const_bytes(op) + sum(nbytes(r) for r in op.results))
 
 
 def _annotated_core(plan: Plan, stage: Stage) -> int | None:

@@ -22,18 +22,20 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.graph_queries import const_value
-from nnx.mesh.partition import Plan, Split, covered_pieces, shape
+from nnx.mesh.partition import RETURN, Plan, Split, covered_pieces, shape, window_pieces
+from nnx.mesh.rows import ROW_AXIS, part_attributes, row_window, windowed_operands
 from nnx.resources import register_array
 
-#: op index of the pseudo-op gathering a split graph output (item (RETURN, output index))
-RETURN = -1
 
-Piece = tuple[int, int, "int | None"]  # (op index, result index, part or None)
+#: (op index, result index, part or None), or with a fourth item (lo, hi): rows
+#: [lo, hi) (axis ROW_AXIS, absolute) of that piece, which its stage sends sliced
+Piece = tuple
 
 
 def piece_name(p: Piece) -> str:
-    i, r, j = p
-    return f"v{i}r{r}" + ("" if j is None else f"p{j}")
+    i, r, j = p[:3]
+    name = f"v{i}r{r}" + ("" if j is None else f"p{j}")
+    return name + (f"w{p[3][0]}_{p[3][1]}" if len(p) == 4 else "")
 
 
 @dataclass
@@ -80,6 +82,16 @@ class _Producers:
     def stage_of(self, piece: Piece) -> int:
         return self.plan.where[(piece[0], piece[2])]
 
+    def window(self, v: SSAValue, a: int, b: int) -> list[Piece]:
+        """The pieces holding rows [a, b) of activation `v` (see
+        `partition.window_pieces`); a piece only partly inside is a windowed piece."""
+        p = self.of(v)
+        r = _result_index(v)
+        out = []
+        for q, lo, hi, whole in window_pieces(self.plan.splits.get(p), shape(v)[ROW_AXIS], a, b):
+            out.append((p, r, q) if whole else (p, r, q, (lo, hi)))
+        return out
+
 
 def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
     """(graph input arg numbers, pieces) an item reads."""
@@ -90,9 +102,16 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
         vals = [v for v in plan.ops[i].operands if const_value(v) is None]
         follow = plan.kinds[i] == "follow"
     args, pieces = [], []
+    win = {}
+    if i != RETURN and plan.kinds[i] == "rows":
+        sp = plan.splits[i]
+        a, b, _, _ = row_window(plan.ops[i], sp.bounds[part], sp.bounds[part + 1])
+        win = {id(plan.ops[i].operands[k]): (a, b) for k in windowed_operands(plan.ops[i])}
     for v in vals:
         if prod.of(v) is None:
             args.append(v.index)  # a block argument of @main
+        elif id(v) in win:
+            pieces.extend(prod.window(v, *win[id(v)]))
         elif i != RETURN and plan.kinds[i] == "reduce" and not isinstance(plan.ops[i], g.GatherOp):
             pieces.extend(prod.reduce_pieces(v, plan.reductions[i], part))
         else:
@@ -239,6 +258,8 @@ class _Builder:
                 new = self.partial_sum(op, sp, sp.bounds[part], sp.bounds[part + 1], part)
             if part == sp.k - 1:  # the last part holds the whole result
                 self.local[(i, 0, None)] = new.results[0]
+        elif kind == "rows":
+            new = self.emit(self.rows_part(op, self.plan.splits[i], part))
         else:
             sp = self.plan.splits[i]
             lo, hi = sp.bounds[part], sp.bounds[part + 1]
@@ -249,8 +270,6 @@ class _Builder:
     def part_op(self, op: Operation, kind: str, sp: Split, lo: int, hi: int, part: int) -> Operation:
         attrs = op.onnx_attributes()
         out_t = op.results[0].type
-        if kind == "split" and isinstance(op, g.GatherOp):
-            return self.gather_rows(op, lo, hi)
         ins: list[SSAValue | None] = []
         for pos, v in enumerate(op.onnx_inputs()):
             if v is None:
@@ -264,6 +283,66 @@ class _Builder:
         if isinstance(op, g.ConvOp) and kind == "follow":
             attrs["group"] = hi - lo
         return type(op).build_onnx(ins, attrs, [_with_dim(out_t, sp.axis, hi - lo)])
+
+    def rows_part(self, op: Operation, sp: Split, part: int) -> Operation:
+        """Output rows [lo, hi) of `op` (nnx/mesh/rows.py): its windowed operands cut
+        to the rows the band reads, its constants whole, the band's own pads."""
+        lo, hi = sp.bounds[part], sp.bounds[part + 1]
+        a, b, _, _ = row_window(op, lo, hi)
+        windowed = [op.operands[k] for k in windowed_operands(op)]
+        ins: list[SSAValue | None] = []
+        for v in op.onnx_inputs():
+            if v is None:
+                ins.append(None)
+            elif const_value(v) is not None:
+                ins.append(self.const(None, v))
+            elif any(v is u for u in windowed):
+                ins.append(self.window_value(v, a, b))
+            else:
+                ins.append(self.value(v, None))
+        return type(op).build_onnx(ins, part_attributes(op, lo, hi),
+                                   [_with_dim(op.results[0].type, ROW_AXIS, hi - lo)])
+
+    def slice_rows(self, x: SSAValue, lo: int, hi: int, t) -> SSAValue:
+        """Rows [lo, hi) (axis ROW_AXIS) of local value `x`, of type `t`."""
+        consts = [self.emit(g.ConstantOp(register_array(np.array([n], np.int64)))).results[0]
+                  for n in (lo, hi, ROW_AXIS)]
+        return self.emit(g.SliceOp.build_onnx([x] + consts, {}, [t])).results[0]
+
+    def window_piece(self, pc: Piece, v: SSAValue) -> SSAValue:
+        """The local value of piece `pc` of activation `v` (a windowed piece is sliced
+        here when its piece is local, else it is an argument received)."""
+        p, _, q = pc[:3]
+        sp = self.plan.splits.get(p)
+        t = v.type if q is None or sp is None else self.piece_type(v.type, sp, q)
+        if len(pc) == 3:
+            return self.piece(pc, t)
+        lo, hi = pc[3]
+        wt = _with_dim(t, ROW_AXIS, hi - lo)
+        if pc not in self.local and pc[:3] in self.local:
+            off = sp.bounds[q] if sp is not None and q is not None and sp.axis == ROW_AXIS else 0
+            self.local[pc] = self.slice_rows(self.local[pc[:3]], lo - off, hi - off, wt)
+        return self.piece(pc, wt)
+
+    def window_value(self, v: SSAValue, a: int, b: int) -> SSAValue:
+        """Rows [a, b) of activation `v`, from the pieces that hold them."""
+        rows = shape_of(v.type)[ROW_AXIS]
+        p = self.prod.of(v)
+        if p is None:
+            x = self.graph_input(v.index)
+            return x if (a, b) == (0, rows) else self.slice_rows(x, a, b, _with_dim(v.type, ROW_AXIS, b - a))
+        vals = [self.window_piece(pc, v) for pc in self.prod.window(v, a, b)]
+        if len(vals) == 1:
+            return vals[0]
+        sp = self.plan.splits[p]
+        return self.emit(g.ConcatOp.build_onnx(vals, {"axis": sp.axis},
+                                               [_with_dim(v.type, ROW_AXIS, b - a)])).results[0]
+
+    def send_value(self, pc: Piece) -> SSAValue:
+        """The local value a sent piece is (a windowed piece: sliced from its piece)."""
+        if len(pc) == 3:
+            return self.local[pc]
+        return self.window_piece(pc, self.plan.ops[pc[0]].results[pc[1]])
 
     def partial_sum(self, op: Operation, sp: Split, lo: int, hi: int, part: int) -> Operation:
         """Part [lo, hi) of a reduction split (emitted): one partial product per input
@@ -303,6 +382,10 @@ class _Builder:
         """The slice of constant operand `pos` that part [lo, hi) of `op` uses (None:
         the whole constant)."""
         full = shape_of(op.results[0].type)[sp.axis]
+        if isinstance(op, g.GatherOp):  # columns of the table
+            return _slice(arr, arr.ndim - 1, lo, hi) if pos == 0 else None
+        if sp.axis == ROW_AXIS and isinstance(op, (g.ConvOp, g.BatchNormalizationOp)):
+            return None  # per-channel constants: every row piece uses them whole
         if isinstance(op, g.ConvOp) or isinstance(op, g.BatchNormalizationOp):
             return _slice(arr, 0, lo, hi) if pos >= 1 else None
         if isinstance(op, g.GemmOp):
@@ -349,7 +432,7 @@ def build_stage_module(plan: Plan, main: func.FuncOp, io: StageIO, stage: int,
     res_names, res_vals = [], []
     for pc in sorted(io.send, key=piece_name):
         res_names.append(piece_name(pc))
-        res_vals.append(b.local[pc])
+        res_vals.append(b.send_value(pc))
     for pc, name in io.outputs.items():
         res_names.append(name)
         res_vals.append(b.local[pc])

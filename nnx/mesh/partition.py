@@ -3,12 +3,17 @@
 An op of `@main` is one of:
 
 * **split** over k cores by its output (`conv` with constant weights and one group,
-  `gemm`/`matmul` with a constant right operand: output channels / features), or by
-  the rows of a constant table (`gather` on axis 0: the word-embedding table, each
-  core gathering the indices in its range, the partial results summed along a chain
-  of the parts, as for a reduction split below); k is the
-  larger of its share of the mesh's compute and the number of cores its weights and
-  activations need;
+  `gemm`/`matmul` with a constant right operand: output channels / features; `gather`
+  on axis 0 of a constant table, the word-embedding: the table's columns), or, for a
+  table with too few columns, by the rows of the table (each core gathering the
+  indices in its range, the partial results summed along a chain of the parts, as
+  for a reduction split below); k is the larger of its share of the mesh's compute
+  and the number of cores its weights and activations need;
+* **rows**: split by output rows (nnx/mesh/rows.py) -- convs of any group, pools,
+  batch norm, elementwise ops, softmax, batched matmuls on rank-4 activations -- when
+  its activations outweigh its weights and it must be split, or its input comes
+  split by rows; each part reads the band of input rows it needs (with the kernel's
+  halo) from the pieces that hold them;
 * **reduced** (a conv with one group, a gemm/matmul with a constant right operand,
   whose input alone is too big for one core, so that no split by output fits): split
   along the reduction axis (input channels, K) into partial sums, part i taking a run
@@ -40,10 +45,17 @@ from nnx.dialects import graph as g
 from nnx.dialects.traits import Elementwise, MatrixCompute
 from nnx.graph_queries import const_value
 from nnx.mesh.errors import MeshFitError
+from nnx.mesh.rows import ROW_AXIS, can_split_rows, row_window, windowed_operands
 
-#: fraction of a core's memory the partitioner plans to fill (the lowering adds
-#: alignment and the storage copies of cached results)
+#: fractions of a core's memory the partitioner plans to fill, tried in turn: the
+#: lowering adds alignment, the storage copies of cached results and the
+#: concatenations of received pieces, so when a stage's lowered program exceeds its
+#: core the plan is redone with the next, smaller fill (nnx/mesh/compile.py)
+#: the fill of the default plan; when it does not plan (an op needs more cores or
+#: memory than it leaves), fuller plans are tried, and when a stage's lowered
+#: program overflows its core, emptier ones
 MEMORY_FILL = 0.6
+MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3)
 
 #: the least work (MACs, or output elements) worth a core of its own: an op is split
 #: into at most cost / MIN_PART_COST parts, and a stage of whole ops may take at least
@@ -161,10 +173,30 @@ def split_axis(op: Operation) -> tuple[int, int, str] | None:
     if isinstance(op, (g.GemmOp, g.MatMulOp)) and const_value(op.operands[1]) is not None \
             and len(shape(op.operands[1])) == 2 and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
         return len(out) - 1, out[-1], "concat"
-    if isinstance(op, g.GatherOp) and const_value(op.operands[0]) is not None and int(op.attr("axis", 0)) == 0 \
-            and const_value(op.operands[1]) is None:
-        return 0, shape(op.operands[0])[0], "sum"
+    if is_table_gather(op):
+        table = shape(op.operands[0])
+        if len(table) >= 2:  # by the table's columns: no full-size partial results
+            return len(out) - 1, table[-1], "concat"
+        return 0, table[0], "sum"
     return None
+
+
+def is_table_gather(op: Operation) -> bool:
+    """A Gather of rows (axis 0) of a constant table at computed indices (an embedding)."""
+    return isinstance(op, g.GatherOp) and const_value(op.operands[0]) is not None \
+        and int(op.attr("axis", 0)) == 0 and const_value(op.operands[1]) is None
+
+
+def parts_needed(size: int, split_bytes: float, room: float) -> int:
+    """The fewest parts of `size` units (channels, columns, rows) whose largest, with
+    `split_bytes` spread evenly over the units, fits `room` (size + 1: none does).
+    Whole units: `bounds_of` gives parts of ceil(size / k) units at most."""
+    per_unit = split_bytes / size if size else 0.0
+    if room <= 0 or per_unit > room:
+        return size + 1
+    if per_unit == 0:
+        return 1
+    return int(np.ceil(size / int(room // per_unit)))
 
 
 def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
@@ -183,6 +215,8 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
                 if sp.axis >= r and cs[sp.axis - r] not in (1, out[sp.axis]):
                     return False
         return True
+    if len(out) == 4 and sp.axis == ROW_AXIS and out == in_shape and isinstance(op, g.BatchNormalizationOp):
+        return True  # per-channel constants: every row piece uses them whole
     if len(out) == 4 and sp.axis == 1 and out[0] == 1 and out[1] == in_shape[1]:
         if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp, g.GlobalAveragePoolOp, g.BatchNormalizationOp)):
             return True
@@ -260,11 +294,37 @@ def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8
     return need
 
 
-def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0) -> Plan:
+def window_pieces(sp: Split | None, rows: int, a: int, b: int) -> list[tuple[int | None, int, int, bool]]:
+    """The pieces of a value (split `sp`; None or a sum: one whole value, piece None)
+    that rows [a, b) of it (axis ROW_AXIS, `rows` in all) lie in: (piece, first row,
+    end row, whether that is the whole piece). A row split gives the pieces
+    overlapping [a, b), each cut to the overlap; a channel split gives every piece,
+    cut to [a, b)."""
+    if sp is None or sp.combine == "sum":
+        return [(None, a, b, (a, b) == (0, rows))]
+    if sp.axis == ROW_AXIS:
+        out = []
+        for q in range(sp.k):
+            lo, hi = max(a, sp.bounds[q]), min(b, sp.bounds[q + 1])
+            if lo < hi:
+                out.append((q, lo, hi, (lo, hi) == (sp.bounds[q], sp.bounds[q + 1])))
+        return out
+    return [(q, a, b, (a, b) == (0, rows)) for q in range(sp.k)]
+
+
+#: op index of the pseudo-op assembling a split graph output (item (RETURN, output index))
+RETURN = -1
+
+
+def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0,
+                   fill: float = MEMORY_FILL, returned: list[SSAValue] = ()) -> Plan:
     """Split the ops and form stages (see the module docstring). `pack` scales the
-    compute a stage of whole ops may take (larger: fewer, fuller stages)."""
+    compute a stage of whole ops may take (larger: fewer, fuller stages); `fill` is
+    the fraction of a core's memory a stage plans to use. A graph output that is
+    split (of `returned`, the values @main returns) is assembled by an item
+    (RETURN, output index), in the stage of one of its pieces when it has room."""
     index = {id(op): i for i, op in enumerate(ops)}
-    budget = core_memory * MEMORY_FILL
+    budget = core_memory * fill
     costs = [op_cost(op) for op in ops]
     total = sum(costs) or 1.0
     stage_cost = max(total / ncores, MIN_PART_COST) * pack
@@ -318,6 +378,92 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     def can_join(s: Stage, srcs: set[int]) -> bool:
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
+    def row_sources(v: SSAValue, a: int, b: int) -> tuple[set[int], int, dict[int, int]]:
+        """Stages holding rows [a, b) of activation `v`, the bytes a part holds for
+        them (received pieces and, when several, their concatenation), and the
+        bytes of the bands those stages slice to send (stage -> bytes)."""
+        p = producer(v)
+        rows = shape(v)[ROW_AXIS]
+        pcs = window_pieces(splits.get(p) if p is not None else None, rows, a, b)
+        per_row = nbytes(v) // rows
+        win = per_row * (b - a)
+        if p is None:  # a graph input: held whole, its band sliced locally
+            return set(), nbytes(v) + (0 if (a, b) == (0, rows) else win), {}
+        sliced: dict[int, int] = {}
+        for q, lo, hi, whole in pcs:
+            if not whole:
+                st = where[(p, q)]
+                sliced[st] = sliced.get(st, 0) + per_row * (hi - lo) // (splits[p].k if p in splits
+                                                                          and splits[p].axis != ROW_AXIS else 1)
+        return {where[(p, q)] for q, _, _, _ in pcs}, win * (1 if len(pcs) == 1 else 2), sliced
+
+    def plan_rows(i: int, op: Operation, ax, need: int) -> bool:
+        """Split op i by output rows (nnx/mesh/rows.py) when its activations outweigh
+        its weights and it must be split (memory, compute share, or a row-split
+        input); False: not this way."""
+        acts = act_operands(op)
+        win_pos = windowed_operands(op)
+        win_vals = [op.operands[k] for k in win_pos]
+        w_bytes = const_bytes(op)
+        if sum(nbytes(v) for v in win_vals) < w_bytes:
+            return False
+        fed = [splits[producer(v)].k for v in win_vals
+               if producer(v) in splits and splits[producer(v)].axis == ROW_AXIS]
+        k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST))
+        if need <= budget and not fed and (ax is None or k_compute <= 1):
+            return False
+        out_bytes = nbytes(op.results[0])
+        rows = shape(op.results[0])[ROW_AXIS]
+        whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
+        other = w_bytes + sum(nbytes(v) for v in whole_acts)
+
+        def part(lo: int, hi: int) -> tuple[int, set[int], dict[int, int]]:
+            a, b, _, _ = row_window(op, lo, hi)
+            srcs: set[int] = set().union(*(source_stages(v, None) for v in whole_acts)) if whole_acts else set()
+            pb = other + out_bytes * (hi - lo) // rows
+            sliced: dict[int, int] = {}
+            for v in win_vals:
+                st, nb, sl = row_sources(v, a, b)
+                srcs |= st
+                pb += nb
+                for t, n in sl.items():
+                    sliced[t] = sliced.get(t, 0) + n
+            return pb, srcs, sliced
+
+        k = max(1, min(max([k_compute] + fed), rows))
+        while k <= rows:
+            bounds = bounds_of(rows, k)
+            parts = [part(bounds[j], bounds[j + 1]) for j in range(k)]
+            if all(pb <= budget for pb, _, _ in parts):
+                break
+            k = k + max(1, k // 8)
+        else:
+            return False
+        if k == 1:
+            return False
+        sp = Split(ROW_AXIS, bounds)
+        kinds.append("rows")
+        splits[i] = sp
+        for j, (pb, srcs, sliced) in enumerate(parts):
+            for t, n in sliced.items():  # the producers' stages hold the bands they send
+                stages[t].bytes += n
+            frac = (bounds[j + 1] - bounds[j]) / rows
+            home = None
+            for v in win_vals:  # the stage of the input rows this part mostly reads
+                p = producer(v)
+                if p in splits and splits[p].axis == ROW_AXIS:
+                    a, b, _, _ = row_window(op, bounds[j], bounds[j + 1])
+                    mid = (a + b) // 2
+                    q = next((q for q in range(splits[p].k) if splits[p].bounds[q] <= mid < splits[p].bounds[q + 1]),
+                             splits[p].k - 1)
+                    home = stages[where[(p, q)]]
+                    break
+            if home is not None and home.bytes + pb <= budget and can_join(home, srcs):
+                add(home, i, j, srcs, pb, costs[i] * frac)
+            else:
+                add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+        return True
+
     for i, op in enumerate(ops):
         acts = act_operands(op)
         in_bytes = sum(nbytes(v) for v in acts)
@@ -342,15 +488,22 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                     add(new_stage(True), i, j, srcs, part_bytes + in_bytes // sp.k, costs[i] / sp.k)
             continue
         need = w_bytes + in_bytes + out_bytes
+        if can_split_rows(op):
+            done = plan_rows(i, op, ax, need)
+            if done:
+                continue
+        if ax is not None and ax[2] == "concat" and is_table_gather(op) and need > budget \
+                and (budget <= in_bytes or np.ceil((w_bytes + out_bytes) / (budget - in_bytes)) > ax[1]):
+            ax = (0, shape(op.operands[0])[0], "sum")  # too few columns: by table rows, summed
         if ax is not None:
             axis, size, combine = ax
-            full_in = in_bytes if combine == "concat" else in_bytes
+            full_in = in_bytes
             room = budget - full_in
-            k_mem = 1 if need <= budget else (
-                int(np.ceil((w_bytes + out_bytes) / room)) if room > 0 else size + 1)
+            split_bytes = w_bytes + out_bytes
             if combine == "sum":  # every part holds a full-size partial result
                 room = budget - full_in - out_bytes
-                k_mem = 1 if need <= budget else (int(np.ceil(w_bytes / room)) if room > 0 else size + 1)
+                split_bytes = w_bytes
+            k_mem = 1 if need <= budget else parts_needed(size, split_bytes, room)
             k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST)) \
                 if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
@@ -397,6 +550,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                     where[(i, None)] = where[(i, k - 1)]
                 continue
         kinds.append("whole")
+        # pieces of split operands are received and concatenated: twice their bytes
+        need += sum(nbytes(v) for v in acts if producer(v) in splits)
         if need > core_memory:
             raise MeshFitError("memory", op_label(op), need, core_memory, op)
         srcs = set().union(*(source_stages(v, None) for v in acts)) if acts else set()
@@ -406,10 +561,25 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             cands = [stages[-1].index]
         for t in cands[:1]:
             s = stages[t]
-            if s.bytes + w_bytes + out_bytes <= budget and s.cost + costs[i] <= stage_cost \
-                    and can_join(s, srcs):
-                add(s, i, None, srcs, w_bytes + out_bytes, costs[i])
+            # what the op adds to the stage: weights, results, and the operands it
+            # receives from other stages (with the concatenation of split ones)
+            extra = w_bytes + out_bytes + sum(
+                nbytes(v) * (2 if producer(v) in splits else 1) for v in acts
+                if producer(v) is not None and source_stages(v, None) - {s.index})
+            if s.bytes + extra <= budget and s.cost + costs[i] <= stage_cost and can_join(s, srcs):
+                add(s, i, None, srcs, extra, costs[i])
                 break
         else:
             add(new_stage(False), i, None, srcs, need, costs[i])
+    for k, v in enumerate(returned):
+        p = producer(v)
+        if p not in splits:
+            continue
+        srcs = source_stages(v, None)
+        need = 2 * nbytes(v)  # the pieces received and their concatenation
+        if need > core_memory:  # a graph output is held whole by one core
+            raise MeshFitError("memory", op_label(v.owner), need, core_memory, v.owner)
+        home = next((t for t in sorted(srcs, reverse=True)
+                     if stages[t].bytes + need <= budget and can_join(stages[t], srcs)), None)
+        add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
     return Plan(list(ops), kinds, splits, stages, where, reductions)

@@ -126,7 +126,7 @@ def test_nnx_compile_writes_a_mesh_program_for_a_mesh_target(tmp_path):
 def _bert_big_vocab(path, vocab=6000, seq=16):
     """A 1-layer BERT (hidden 32, 2 heads) whose 6000 x 32 f32 word-embedding table
     (750 KiB) is larger than a core of the test mesh (512 KiB): lower-to-mesh must
-    split the embedding Gather by table rows."""
+    split the embedding Gather (by table columns)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import BertConfig, BertModel
@@ -148,7 +148,7 @@ def _bert_big_vocab(path, vocab=6000, seq=16):
                       output_names=["last_hidden_state"], opset_version=17, dynamo=False)
 
 
-def test_embedding_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
+def test_embedding_gather_split_by_table_columns_matches_onnxruntime(tmp_path):
     import onnxruntime as ort
 
     path = str(tmp_path / "bert_vocab.onnx")
@@ -156,9 +156,11 @@ def test_embedding_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
     comp = compile_for_mesh(module, TARGET, "bisect")
-    rows = [comp.plan.reductions[i] for i, op in enumerate(comp.plan.ops)
-            if op.name == "graph.gather" and comp.plan.kinds[i] == "reduce"]
-    assert len(rows) == 1 and rows[0].combine == "sum" and rows[0].k >= 2, rows
+    # split by the table's columns: each part holds a slice of the table and of the
+    # output, no full-size partial results
+    cols = [comp.plan.splits[i] for i, op in enumerate(comp.plan.ops)
+            if op.name == "graph.gather" and comp.plan.kinds[i] == "split"]
+    assert len(cols) == 1 and cols[0].combine == "concat" and cols[0].axis == 2 and cols[0].k >= 2, cols
     # ids from every part's row range, both ends of the table included
     ids = np.array([[0, 5999, 1, 2999, 3000, 3001, 4500, 17, 5998, 1500, 2000, 4000, 5000, 100, 3500, 2500]])
     feeds = {"input_ids": ids.astype(np.int64)}
@@ -172,8 +174,8 @@ def _wide_hidden_model(path):
     plan for (512 KiB x 0.6): an MLP 64 -> 1024 -> 16 on 128 rows (hidden 512 KiB)
     and 1x1 convs 4 -> 64 -> 4 at 40 x 40 (hidden 400 KiB). The second matmul/conv
     cannot be split by output features (each part would need the whole input), so
-    lower-to-mesh must split it along its reduction axis into partial sums, added
-    along a chain of its parts."""
+    lower-to-mesh must split the matmul along its reduction axis into partial sums,
+    added along a chain of its parts, and the convs by image rows."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -208,8 +210,11 @@ def test_reduction_split_of_an_op_whose_input_is_too_big_matches_onnxruntime(tmp
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
     comp = compile_for_mesh(module, TARGET, "bisect")
-    reduced = sorted(op.name for i, op in enumerate(comp.plan.ops) if comp.plan.kinds[i] == "reduce")
-    assert reduced == ["graph.conv", "graph.matmul"], reduced
+    kinds = {(op.name, comp.plan.kinds[i]) for i, op in enumerate(comp.plan.ops)}
+    # the matmul is split along K; the 1x1 convs on a large image are split by rows
+    # instead (their activations outweigh their weights: no full-size partial sums)
+    assert ("graph.matmul", "reduce") in kinds and ("graph.conv", "rows") in kinds, kinds
+    assert not any(op.name == "graph.conv" and comp.plan.kinds[i] == "reduce" for i, op in enumerate(comp.plan.ops))
     assert all(comp.plan.reductions[i].k >= 2 for i in range(len(comp.plan.ops)) if comp.plan.kinds[i] == "reduce")
     rng = np.random.default_rng(1)
     feeds = {"x": rng.standard_normal((128, 64)).astype(np.float32),
@@ -217,3 +222,154 @@ def test_reduction_split_of_an_op_whose_input_is_too_big_matches_onnxruntime(tmp
     got = _run_mesh(comp, feeds, tmp_path).outputs
     for name, ref in zip(["y", "z"], ort.InferenceSession(path).run(["y", "z"], feeds)):
         np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
+
+
+def _narrow_table_model(path, rows=100000, cols=2, seq=16):
+    """One Gather from a 100000 x 2 f32 table (781 KiB, larger than a test core) with
+    too few columns to split by: lower-to-mesh splits it by table rows, each part
+    gathering the ids in its range, the partial results summed along a chain."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = numpy_helper.from_array(np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32), "T")
+    node = helper.make_node("Gather", ["T", "ids"], ["y"], name="embed", axis=0)
+    gr = helper.make_graph([node], "narrow", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, seq])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, cols])], [table])
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_narrow_table_gather_split_by_table_rows_matches_onnxruntime(tmp_path):
+    import onnxruntime as ort
+
+    path = str(tmp_path / "narrow.onnx")
+    _narrow_table_model(path)
+    module = api.import_onnx(path, None, 1)
+    comp = compile_for_mesh(module, TARGET, "bisect")
+    (i,) = [i for i, op in enumerate(comp.plan.ops) if op.name == "graph.gather"]
+    assert comp.plan.kinds[i] == "reduce" and comp.plan.reductions[i].combine == "sum"
+    assert comp.plan.reductions[i].k >= 2
+    ids = np.array([[0, 99999, 1, 50000, 49999, 3, 77777, 12345, 99998, 500, 2, 66666, 33333, 40000, 7, 88888]])
+    feeds = {"ids": ids.astype(np.int64)}
+    got = _run_mesh(comp, feeds, tmp_path).outputs["y"]
+    ref = ort.InferenceSession(path).run(None, feeds)[0]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6)
+
+
+def _row_split_cnn(path, hw=128):
+    """A small CNN on a 128 x 128 image whose first activations (256 KiB) outweigh
+    its weights: a strided 3x3 conv with padding, batch norm, relu, a depthwise 3x3
+    conv, clip, a strided max pool with padding, a 1x1 conv, a residual add, an
+    SE-style scale (global average pool -> sigmoid -> mul, a broadcast activation
+    operand), an average pool; lower-to-mesh splits them by image rows. Two outputs:
+    the residual sum (a row-split graph output) and the final pool."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+
+    def t(name, *dims, scale=0.3):
+        return numpy_helper.from_array((rng.standard_normal(dims) * scale).astype(np.float32), name)
+
+    inits = [t("W1", 16, 3, 3, 3), t("B1", 16), t("gamma", 16), t("beta", 16), t("mean", 16),
+             numpy_helper.from_array((rng.random(16) + 0.5).astype(np.float32), "var"),
+             t("DW", 16, 1, 3, 3), t("W3", 16, 16, 1, 1), t("B3", 16),
+             numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
+    nodes = [helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], name="stem", pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["bn"], name="bn"),
+             helper.make_node("Relu", ["bn"], ["r1"], name="relu"),
+             helper.make_node("Conv", ["r1", "DW"], ["dw"], name="depthwise", pads=[1, 1, 1, 1], group=16),
+             helper.make_node("Clip", ["dw", "lo", "hi"], ["r6"], name="relu6"),
+             helper.make_node("MaxPool", ["r6"], ["mp"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                              strides=[2, 2]),
+             helper.make_node("Conv", ["mp", "W3", "B3"], ["pw"], name="pointwise"),
+             helper.make_node("Add", ["mp", "pw"], ["res"], name="residual"),
+             helper.make_node("GlobalAveragePool", ["res"], ["gap"], name="squeeze"),
+             helper.make_node("Sigmoid", ["gap"], ["gate"], name="gate"),
+             helper.make_node("Mul", ["res", "gate"], ["se"], name="excite"),
+             helper.make_node("AveragePool", ["se"], ["y"], name="avg", kernel_shape=[2, 2], strides=[2, 2])]
+    gr = helper.make_graph(nodes, "rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
+                           [helper.make_tensor_value_info("res", TensorProto.FLOAT, [1, 16, hw // 4, hw // 4]),
+                            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, hw // 8, hw // 8])], inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_row_split_cnn_matches_onnxruntime(tmp_path):
+    import onnxruntime as ort
+
+    path = str(tmp_path / "rows.onnx")
+    _row_split_cnn(path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    comp = compile_for_mesh(module, TARGET, "bisect")
+    plan = comp.plan
+    rows = {op.name for i, op in enumerate(plan.ops) if plan.kinds[i] == "rows"}
+    # the stem, the depthwise conv and the max pool (halo rows, stride, padding) are
+    # split by rows; the ops between them follow their pieces or are split by rows too
+    assert {"graph.conv", "graph.max_pool", "graph.average_pool", "graph.mul"} <= rows, rows
+    assert all(plan.splits[i].axis == 2 and plan.splits[i].k >= 2 for i in range(len(plan.ops))
+               if plan.kinds[i] == "rows")
+    assert sum(1 for i, op in enumerate(plan.ops) if op.name == "graph.conv" and plan.kinds[i] == "rows") >= 2
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 128, 128)).astype(np.float32)}
+    got = _run_mesh(comp, feeds, tmp_path).outputs
+    for name, ref in zip(["res", "y"], ort.InferenceSession(path).run(["res", "y"], feeds)):
+        np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
+
+
+def _attention_model(path, heads=2, seq=128, dim=32):
+    """Attention on rank-4 activations: scores = q @ kT (1 x 2 x 128 x 128, 128 KiB),
+    plus a mask, softmax over the last axis, @ v. On cores of 192 KiB the scores do
+    not fit one core's plan: the matmuls (by rows of their left operand) and the
+    softmax are split by rows (axis 2), the mask add follows, kT and v are read whole."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    mask = np.zeros((1, 1, 1, seq), np.float32)
+    mask[..., -5:] = -10000.0
+    nodes = [helper.make_node("MatMul", ["q", "kT"], ["s"], name="scores"),
+             helper.make_node("Add", ["s", "mask"], ["sm"], name="mask"),
+             helper.make_node("Softmax", ["sm"], ["p"], name="softmax", axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["o"], name="context")]
+    f = TensorProto.FLOAT
+    gr = helper.make_graph(nodes, "attn", [helper.make_tensor_value_info("q", f, [1, heads, seq, dim]),
+                                           helper.make_tensor_value_info("kT", f, [1, heads, dim, seq]),
+                                           helper.make_tensor_value_info("v", f, [1, heads, seq, dim])],
+                           [helper.make_tensor_value_info("o", f, [1, heads, seq, dim])],
+                           [numpy_helper.from_array(mask, "mask")])
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_attention_split_by_rows_matches_onnxruntime(tmp_path):
+    import re
+
+    import onnxruntime as ort
+
+    target = tmp_path / "mesh192k.toml"
+    with open(TARGET, encoding="utf-8") as f:
+        target.write_text(re.sub(r"(?m)^core_memory_bytes = \d+", "core_memory_bytes = 196608", f.read()))
+    path = str(tmp_path / "attn.onnx")
+    _attention_model(path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    comp = compile_for_mesh(module, str(target), "bisect")
+    kinds = [(op.name, comp.plan.kinds[i]) for i, op in enumerate(comp.plan.ops)]
+    # the mask add follows the scores' row pieces; the others are split by rows
+    assert [k for _, k in kinds] == ["rows", "follow", "rows", "rows"], kinds
+    assert all(comp.plan.splits[i].axis == 2 and comp.plan.splits[i].k >= 2 for i in range(4))
+    rng = np.random.default_rng(2)
+    feeds = {"q": rng.standard_normal((1, 2, 128, 32)).astype(np.float32),
+             "kT": rng.standard_normal((1, 2, 32, 128)).astype(np.float32),
+             "v": rng.standard_normal((1, 2, 128, 32)).astype(np.float32)}
+    from nnx.passes.lower_to_mesh import save_mesh_program
+    from nnx.sim.asm_mesh import read_mesh_program
+
+    save_mesh_program(comp, str(tmp_path / "prog.s"))
+    got = MeshSimulator(read_mesh_program(str(tmp_path / "prog.s")), load_target(str(target))).run(feeds).outputs["o"]
+    ref = ort.InferenceSession(path).run(None, feeds)[0]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)

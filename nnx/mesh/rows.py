@@ -1,0 +1,129 @@
+"""Splitting an op's work by output rows (docs/mesh.md, "Compilation", "Row splits").
+
+An op on rank-4 activations (NCHW images, or batch x heads x rows x columns in
+attention) -- a convolution of any group, with padding and stride; a max/average
+pool without ceil mode; batch norm; an elementwise op; LRN; a concat or softmax not
+along the rows; a batched matmul, by rows of its left operand -- can compute any band of output
+rows [lo, hi) (axis 2) from a band of input rows: for convs and pools the rows its
+kernel window covers (the *halo* above and below), with the op's top and bottom
+padding kept only where the band touches the image's edge; for the others the same
+rows. A part of a row split holds that input
+window, its output rows and the op's constants whole, so it suits ops whose
+activations are larger than their weights (the first layers of a CNN).
+
+The window rule is the tiling planner's (`nnx.tiling.rules_nn.window`): one
+definition for tiles inside a core and for parts over cores.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from nnx.dialects import graph as g
+from nnx.dialects.traits import Elementwise
+from nnx.graph_queries import const_value
+from nnx.tiling.rules_nn import explicit_pads, window
+
+#: the axis a row split cuts: H of NCHW
+ROW_AXIS = 2
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(int(d) for d in v.type.get_shape())
+
+
+def _is_windowed(op: Operation) -> bool:
+    """Conv and pooling: output rows read a kernel window of input rows."""
+    return isinstance(op, (g.ConvOp, g.MaxPoolOp, g.AveragePoolOp))
+
+
+def spatial_params(op: Operation) -> tuple[int, int, int, list[int]]:
+    """(kernel rows, row stride, row dilation, explicit pads [begins..., ends...]) of a
+    conv or pool."""
+    x = _shape(op.operands[0])
+    attrs = op.onnx_attributes()
+    nsp = len(x) - 2
+    if isinstance(op, g.ConvOp):
+        kernel = list(_shape(op.operands[1])[2:])
+    else:
+        kernel = [int(v) for v in attrs["kernel_shape"]]
+    strides = [int(v) for v in attrs.get("strides") or [1] * nsp]
+    dils = [int(v) for v in attrs.get("dilations") or [1] * nsp]
+    pads = explicit_pads(attrs, list(x[2:]), kernel, strides, dils)
+    return kernel[0], strides[0], dils[0], pads
+
+
+def windowed_operands(op: Operation) -> list[int]:
+    """Positions of the activation operands a row part reads a window of (the others
+    it reads whole: constants, and broadcast operands with one row)."""
+    out_rows = _shape(op.results[0])[ROW_AXIS]
+    if _is_windowed(op) or isinstance(op, g.MatMulOp):
+        return [0]
+    return [k for k, v in enumerate(op.operands)
+            if const_value(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out_rows]
+
+
+def can_split_rows(op: Operation) -> bool:
+    """May `op` be split by output rows (see the module docstring)?"""
+    if len(op.results) != 1 or len(_shape(op.results[0])) != 4 or _shape(op.results[0])[ROW_AXIS] < 2:
+        return False
+    out = _shape(op.results[0])
+    if isinstance(op, g.ConvOp):
+        return const_value(op.operands[1]) is not None and const_value(op.operands[0]) is None \
+            and all(const_value(v) is not None for v in op.operands[2:]) and len(_shape(op.operands[0])) == 4
+    if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp)):
+        return int(op.attr("ceil_mode", 0) or 0) == 0 and len(_shape(op.operands[0])) == 4
+    if isinstance(op, g.LRNOp):  # across channels: rows are independent
+        return const_value(op.operands[0]) is None
+    if isinstance(op, g.ConcatOp):  # along another axis: a band is the concat of the bands
+        return int(op.attr("axis", 0)) % 4 != ROW_AXIS and all(
+            const_value(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out[ROW_AXIS]
+            for v in op.operands)
+    if isinstance(op, (g.SoftmaxOp, g.LogSoftmaxOp)):  # rows are independent unless it reduces over them
+        return const_value(op.operands[0]) is None and int(op.attr("axis", -1)) % 4 != ROW_AXIS
+    if isinstance(op, g.MatMulOp):  # rows of the left operand: the M axis of a batched matmul
+        a = op.operands[0]
+        return const_value(a) is None and len(_shape(a)) == 4 and _shape(a)[ROW_AXIS] == out[ROW_AXIS] \
+            and len(_shape(op.operands[1])) in (2, 4)
+    if isinstance(op, g.BatchNormalizationOp):
+        return const_value(op.operands[0]) is None and all(const_value(v) is not None for v in op.operands[1:]) \
+            and _shape(op.operands[0]) == out
+    if op.has_trait(Elementwise):
+        acts = [v for v in op.operands if const_value(v) is None]
+        if not acts:
+            return False
+        for v in op.operands:
+            s = _shape(v)
+            r = len(out) - len(s)
+            if const_value(v) is not None:
+                if ROW_AXIS >= r and s[ROW_AXIS - r] != 1:
+                    return False  # a constant varying along the rows: not worth slicing
+            elif len(s) != 4 or s[ROW_AXIS] not in (1, out[ROW_AXIS]) or s[0] != out[0]:
+                return False
+        return bool(windowed_operands(op))
+    return False
+
+
+def row_window(op: Operation, lo: int, hi: int) -> tuple[int, int, int, int]:
+    """Input rows [a, b) that output rows [lo, hi) of `op` read, and the band's top
+    and bottom padding (0 except at the image's edges)."""
+    if not _is_windowed(op):
+        return lo, hi, 0, 0
+    k, s, d, pads = spatial_params(op)
+    size = _shape(op.operands[0])[ROW_AXIS]
+    return window(lo, hi, s, k, d, pads[0], size)
+
+
+def part_attributes(op: Operation, lo: int, hi: int) -> dict:
+    """The ONNX attributes of row part [lo, hi) of `op`: explicit pads with the
+    band's own top and bottom padding."""
+    attrs = dict(op.onnx_attributes())
+    if _is_windowed(op):
+        _, _, _, pads = spatial_params(op)
+        _, _, top, bottom = row_window(op, lo, hi)
+        nsp = len(pads) // 2
+        pads = list(pads)
+        pads[0], pads[nsp] = top, bottom
+        attrs.pop("auto_pad", None)
+        attrs["pads"] = pads
+    return attrs
