@@ -13,8 +13,8 @@ then the updated optimizer state (`new_velocity_<name>`, `new_adam_m_<name>`,
 
 A parameter is a float `graph.constant` of rank >= 1 that the loss depends on through
 differentiable operands and whose name is a parameter name: by default any name but
-the exporter-generated ones (starting with `/` or `onnx::`: Constant nodes and
-constants the importer folded), with `params=<regex>` the names fully matching the
+the exporter's node outputs (starting with `/`: Constant nodes and constants the
+importer folded), with `params=<regex>` the names fully matching the
 regex. `<name>` is the importer's name for it (the ONNX initializer name). Dropout is the identity (its gradient passes through unchanged); the model's
 other results are dropped. docs/training.md has the losses, the optimizer formulas and
 the backward rules (nnx/autodiff/).

@@ -38,11 +38,13 @@ def constant_name(op: ConstantOp) -> str | None:
     return None
 
 
-EXPORTER_PREFIXES = ("/", "onnx::")
-"""Name prefixes of the values the PyTorch exporter generates (node outputs such as
-`/layer/Sqrt_1_output_0`, `onnx::Mul_12`): a constant so named is a Constant node or
-a constant the importer folded (a shape-derived scale), never a parameter, whose name
-is its `named_parameters()` key (docs/training.md, "Parameters")."""
+EXPORTER_PREFIXES = ("/",)
+"""Name prefixes of the node outputs the PyTorch exporter generates (such as
+`/layer/Sqrt_1_output_0`): a constant so named is a Constant node or a constant the
+importer folded (a shape-derived scale), never a parameter, whose name is its
+`named_parameters()` key. `onnx::Conv_12`-style names are parameters: an inference
+export names the weights it fused with a BatchNormalization so (docs/training.md,
+"Parameters")."""
 
 
 def is_parameter_name(name: str | None, pattern: re.Pattern[str] | None = None) -> bool:

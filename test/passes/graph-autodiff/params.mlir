@@ -1,17 +1,18 @@
 // graph-autodiff: which float constants are parameters. By default every name but the
-// exporter-generated ones (starting with "/" or "onnx::": Constant nodes and constants
-// the importer folded, such as an attention scale) and unnamed constants; with
-// params=<regex>, exactly the names fully matching the regex.
+// exporter's node outputs (starting with "/": Constant nodes and constants the importer
+// folded, such as an attention scale); unnamed constants and "onnx::Conv_12"-style
+// names (weights an inference export fused with a BatchNormalization) are parameters;
+// with params=<regex>, exactly the names fully matching the regex.
 
 // RUN: nnx-opt %s -p graph-autodiff | FileCheck %s
 // RUN: nnx-opt %s -p 'graph-autodiff{params="fc[.].*|/scale/.*"}' | FileCheck %s --check-prefix=RE
 // RUN: nnx-opt %s -p 'graph-autodiff{params="fc[.]weight"}' | FileCheck %s --check-prefix=ONE
 // RUN: not nnx-opt %s -p 'graph-autodiff{params="fc("}' 2>&1 | FileCheck %s --check-prefix=BAD
 
-// Default: fc.weight and fc.bias get gradients; "/scale/Sqrt_1_output_0" (rank 1,
-// exporter-named) and "onnx::Mul_7" are constants.
+// Default: fc.weight, fc.bias and onnx::Mul_7 get gradients; "/scale/Sqrt_1_output_0"
+// (rank 1, an exporter node output) is a constant.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    -> (tensor<f32> {nnx.name = "loss"}, tensor<3x4xf32> {nnx.name = "grad_fc.weight"}, tensor<3xf32> {nnx.name = "grad_fc.bias"})
+// CHECK-SAME:    -> (tensor<f32> {nnx.name = "loss"}, tensor<3x4xf32> {nnx.name = "grad_fc.weight"}, tensor<3xf32> {nnx.name = "grad_fc.bias"}, tensor<1xf32> {nnx.name = "grad_onnx::Mul_7"})
 
 // A regex can make an exporter-named constant a parameter (fully matched names only:
 // onnx::Mul_7 does not match).
