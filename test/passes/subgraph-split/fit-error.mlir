@@ -9,7 +9,7 @@
 // RUN: %python -c "import os, sys; sys.exit(len(os.listdir('%t')))"
 // RUN: not nnx-opt %s -p 'subgraph-split{rule=thirds}' 2>&1 | FileCheck %s --check-prefix=RULE
 
-// CHECK: error: 'graph.matmul' op subgraph-split: op graph.matmul does not fit the whole mesh even alone: lower-to-mesh: the graph does not fit the mesh: {{[0-9]+}} cores needed, 16 available (op graph.matmul needs the most){{$}}
+// CHECK: error: 'graph.matmul' op subgraph-split: op graph.matmul does not fit the whole mesh even alone: lower-to-mesh: the graph does not fit the mesh: {{[0-9]+}} cores needed, 16 available (op graph.matmul needs the most: {{[0-9]+}} cores for {{[0-9]+}} bytes of weights and activations, a core has 524288 bytes of memory){{$}}
 // CHECK-NOT: {{.}}
 // RULE: subgraph-split: unknown rule 'thirds' (one of halve, key-nodes)
 // RULE-NOT: Traceback
