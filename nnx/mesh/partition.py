@@ -10,7 +10,8 @@ An op of `@main` is one of:
   for a reduction split below); k is the larger of its share of the mesh's compute
   and the number of cores its weights and activations need;
 * **rows**: split by output rows (nnx/mesh/rows.py) -- convs of any group, pools,
-  batch norm, elementwise ops, softmax, batched matmuls on rank-4 activations -- when
+  batch norm, elementwise ops, softmax, batched matmuls on rank-4 activations, and
+  views and transposes that keep the rows as an axis of their own -- when
   its activations outweigh its weights and it must be split, or its input comes
   split by rows; each part reads the band of input rows it needs (with the kernel's
   halo) from the pieces that hold them;
