@@ -124,6 +124,12 @@ def feeds_for(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
+def outputs_of(path: Path) -> list[str]:
+    import onnx
+
+    return [o.name for o in onnx.load(str(path), load_external_data=False).graph.output]
+
+
 def timed(fn):
     t = time.perf_counter()
     r = fn()
@@ -133,6 +139,7 @@ def timed(fn):
 def run_mesh(path: Path, feeds, placement: str, work: Path) -> dict:
     from nnx import api
     from nnx.mesh.compile import compile_for_mesh
+    from nnx.named_arrays import safe_name
     from nnx.passes.lower_to_mesh import save_mesh_program
     from nnx.sim.asm_mesh import read_mesh_program
     from nnx.sim.mesh_simulator import MeshSimulator
@@ -147,8 +154,10 @@ def run_mesh(path: Path, feeds, placement: str, work: Path) -> dict:
     asm = str(work / f"{placement}.s")
     save_mesh_program(comp, asm)
     sim = MeshSimulator(read_mesh_program(asm), load_target(MESH))
-    res, t_sim = timed(lambda: sim.run(dict(feeds)))
-    return {"cycles": res.cycles, "hops": res.noc_byte_hops, "noc_bytes": res.noc_bytes, "outputs": res.outputs,
+    # the program's symbols are the ONNX names with characters such as '/' made '_'
+    res, t_sim = timed(lambda: sim.run({safe_name(k): v for k, v in feeds.items()}))
+    outputs = {k: res.outputs[safe_name(k)] for k in outputs_of(path)}
+    return {"cycles": res.cycles, "hops": res.noc_byte_hops, "noc_bytes": res.noc_bytes, "outputs": outputs,
             "stages": len(comp.plan.stages), "t_compile": t_compile, "t_sim": t_sim}
 
 

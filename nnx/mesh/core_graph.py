@@ -23,19 +23,22 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from nnx.dialects import graph as g
 from nnx.graph_queries import const_value
 from nnx.mesh.partition import RETURN, Plan, Split, covered_pieces, shape, window_pieces
-from nnx.mesh.rows import ROW_AXIS, part_attributes, row_window, windowed_operands
+from nnx.mesh.rows import ROW_AXIS, is_row_view, part_attributes, row_window, windowed_operands
 from nnx.resources import register_array
 
 
-#: (op index, result index, part or None), or with a fourth item (lo, hi): rows
-#: [lo, hi) (axis ROW_AXIS, absolute) of that piece, which its stage sends sliced
+#: (op index, result index, part or None), or with a fourth item (lo, hi, axis):
+#: rows [lo, hi) (along `axis`, absolute) of that piece, which its stage sends sliced
 Piece = tuple
 
 
 def piece_name(p: Piece) -> str:
     i, r, j = p[:3]
     name = f"v{i}r{r}" + ("" if j is None else f"p{j}")
-    return name + (f"w{p[3][0]}_{p[3][1]}" if len(p) == 4 else "")
+    if len(p) == 4:
+        lo, hi, axis = p[3]
+        name += f"w{lo}_{hi}" + ("" if axis == ROW_AXIS else f"a{axis}")
+    return name
 
 
 @dataclass
@@ -82,14 +85,14 @@ class _Producers:
     def stage_of(self, piece: Piece) -> int:
         return self.plan.where[(piece[0], piece[2])]
 
-    def window(self, v: SSAValue, a: int, b: int) -> list[Piece]:
-        """The pieces holding rows [a, b) of activation `v` (see
+    def window(self, v: SSAValue, a: int, b: int, axis: int) -> list[Piece]:
+        """The pieces holding rows [a, b) (along `axis`) of activation `v` (see
         `partition.window_pieces`); a piece only partly inside is a windowed piece."""
         p = self.of(v)
         r = _result_index(v)
         out = []
-        for q, lo, hi, whole in window_pieces(self.plan.splits.get(p), shape(v)[ROW_AXIS], a, b):
-            out.append((p, r, q) if whole else (p, r, q, (lo, hi)))
+        for q, lo, hi, whole in window_pieces(self.plan.splits.get(p), shape(v)[axis], a, b, axis):
+            out.append((p, r, q) if whole else (p, r, q, (lo, hi, axis)))
         return out
 
 
@@ -106,7 +109,8 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
     if i != RETURN and plan.kinds[i] == "rows":
         sp = plan.splits[i]
         a, b, _, _ = row_window(plan.ops[i], sp.bounds[part], sp.bounds[part + 1])
-        win = {id(plan.ops[i].operands[k]): (a, b) for k in windowed_operands(plan.ops[i])}
+        axis = plan.row_inputs.get(i, ROW_AXIS)
+        win = {id(plan.ops[i].operands[k]): (a, b, axis) for k in windowed_operands(plan.ops[i])}
     for v in vals:
         if prod.of(v) is None:
             args.append(v.index)  # a block argument of @main
@@ -289,7 +293,15 @@ class _Builder:
         to the rows the band reads, its constants whole, the band's own pads."""
         lo, hi = sp.bounds[part], sp.bounds[part + 1]
         a, b, _, _ = row_window(op, lo, hi)
+        in_axis = self.plan.row_inputs.get(self.plan.ops.index(op), ROW_AXIS)
         windowed = [op.operands[k] for k in windowed_operands(op)]
+        out_t = _with_dim(op.results[0].type, sp.axis, hi - lo)
+        if is_row_view(op):  # the band of a view or transpose: the input band viewed
+            band = self.window_value(op.operands[0], a, b, in_axis)
+            if isinstance(op, g.TransposeOp):
+                return g.TransposeOp.build_onnx([band], op.onnx_attributes(), [out_t])
+            dims = self.emit(g.ConstantOp(register_array(np.array(shape_of(out_t), np.int64)))).results[0]
+            return g.ReshapeOp.build_onnx([band, dims], {}, [out_t])
         ins: list[SSAValue | None] = []
         for v in op.onnx_inputs():
             if v is None:
@@ -297,16 +309,15 @@ class _Builder:
             elif const_value(v) is not None:
                 ins.append(self.const(None, v))
             elif any(v is u for u in windowed):
-                ins.append(self.window_value(v, a, b))
+                ins.append(self.window_value(v, a, b, in_axis))
             else:
                 ins.append(self.value(v, None))
-        return type(op).build_onnx(ins, part_attributes(op, lo, hi),
-                                   [_with_dim(op.results[0].type, ROW_AXIS, hi - lo)])
+        return type(op).build_onnx(ins, part_attributes(op, lo, hi), [out_t])
 
-    def slice_rows(self, x: SSAValue, lo: int, hi: int, t) -> SSAValue:
-        """Rows [lo, hi) (axis ROW_AXIS) of local value `x`, of type `t`."""
+    def slice_rows(self, x: SSAValue, lo: int, hi: int, t, axis: int) -> SSAValue:
+        """Rows [lo, hi) (along `axis`) of local value `x`, of type `t`."""
         consts = [self.emit(g.ConstantOp(register_array(np.array([n], np.int64)))).results[0]
-                  for n in (lo, hi, ROW_AXIS)]
+                  for n in (lo, hi, axis)]
         return self.emit(g.SliceOp.build_onnx([x] + consts, {}, [t])).results[0]
 
     def window_piece(self, pc: Piece, v: SSAValue) -> SSAValue:
@@ -317,26 +328,26 @@ class _Builder:
         t = v.type if q is None or sp is None else self.piece_type(v.type, sp, q)
         if len(pc) == 3:
             return self.piece(pc, t)
-        lo, hi = pc[3]
-        wt = _with_dim(t, ROW_AXIS, hi - lo)
+        lo, hi, axis = pc[3]
+        wt = _with_dim(t, axis, hi - lo)
         if pc not in self.local and pc[:3] in self.local:
-            off = sp.bounds[q] if sp is not None and q is not None and sp.axis == ROW_AXIS else 0
-            self.local[pc] = self.slice_rows(self.local[pc[:3]], lo - off, hi - off, wt)
+            off = sp.bounds[q] if sp is not None and q is not None and sp.axis == axis else 0
+            self.local[pc] = self.slice_rows(self.local[pc[:3]], lo - off, hi - off, wt, axis)
         return self.piece(pc, wt)
 
-    def window_value(self, v: SSAValue, a: int, b: int) -> SSAValue:
-        """Rows [a, b) of activation `v`, from the pieces that hold them."""
-        rows = shape_of(v.type)[ROW_AXIS]
+    def window_value(self, v: SSAValue, a: int, b: int, axis: int = ROW_AXIS) -> SSAValue:
+        """Rows [a, b) (along `axis`) of activation `v`, from the pieces that hold them."""
+        rows = shape_of(v.type)[axis]
         p = self.prod.of(v)
         if p is None:
             x = self.graph_input(v.index)
-            return x if (a, b) == (0, rows) else self.slice_rows(x, a, b, _with_dim(v.type, ROW_AXIS, b - a))
-        vals = [self.window_piece(pc, v) for pc in self.prod.window(v, a, b)]
+            return x if (a, b) == (0, rows) else self.slice_rows(x, a, b, _with_dim(v.type, axis, b - a), axis)
+        vals = [self.window_piece(pc, v) for pc in self.prod.window(v, a, b, axis)]
         if len(vals) == 1:
             return vals[0]
         sp = self.plan.splits[p]
         return self.emit(g.ConcatOp.build_onnx(vals, {"axis": sp.axis},
-                                               [_with_dim(v.type, ROW_AXIS, b - a)])).results[0]
+                                               [_with_dim(v.type, axis, b - a)])).results[0]
 
     def send_value(self, pc: Piece) -> SSAValue:
         """The local value a sent piece is (a windowed piece: sliced from its piece)."""

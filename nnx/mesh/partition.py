@@ -10,7 +10,8 @@ An op of `@main` is one of:
   for a reduction split below); k is the larger of its share of the mesh's compute
   and the number of cores its weights and activations need;
 * **rows**: split by output rows (nnx/mesh/rows.py) -- convs of any group, pools,
-  batch norm, elementwise ops, softmax, batched matmuls on rank-4 activations -- when
+  batch norm, elementwise ops, softmax, batched matmuls on rank-4 activations, and
+  views and transposes that keep the rows as an axis of their own -- when
   its activations outweigh its weights and it must be split, or its input comes
   split by rows; each part reads the band of input rows it needs (with the kernel's
   halo) from the pieces that hold them;
@@ -45,7 +46,8 @@ from nnx.dialects import graph as g
 from nnx.dialects.traits import Elementwise, MatrixCompute
 from nnx.graph_queries import const_value
 from nnx.mesh.errors import MeshFitError
-from nnx.mesh.rows import ROW_AXIS, can_split_rows, row_window, windowed_operands
+from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_view, mapped_row_axis, row_window,
+                           windowed_operands)
 
 #: fractions of a core's memory the partitioner plans to fill, tried in turn: the
 #: lowering adds alignment, the storage copies of cached results and the
@@ -78,6 +80,9 @@ class Split:
     axis: int
     bounds: tuple[int, ...]
     combine: str = "concat"
+    #: a row split (nnx/mesh/rows.py): `axis` is the value's row axis, whose bands
+    #: consumers may read
+    rows: bool = False
 
     @property
     def k(self) -> int:
@@ -110,6 +115,9 @@ class Plan:
     #: reduction splits (kind "reduce"): part j adds part j-1's running sum to its own
     #: partial result, so the last part holds the whole result (where[(op, None)])
     reductions: dict[int, Split] = field(default_factory=dict)
+    #: row splits (kind "rows"): the row axis of the operands whose bands a part reads
+    #: (ROW_AXIS unless a row view maps another axis to its output's rows)
+    row_inputs: dict[int, int] = field(default_factory=dict)
 
 
 def nbytes(v: SSAValue) -> int:
@@ -294,15 +302,16 @@ def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8
     return need
 
 
-def window_pieces(sp: Split | None, rows: int, a: int, b: int) -> list[tuple[int | None, int, int, bool]]:
+def window_pieces(sp: Split | None, rows: int, a: int, b: int,
+                  axis: int = ROW_AXIS) -> list[tuple[int | None, int, int, bool]]:
     """The pieces of a value (split `sp`; None or a sum: one whole value, piece None)
-    that rows [a, b) of it (axis ROW_AXIS, `rows` in all) lie in: (piece, first row,
-    end row, whether that is the whole piece). A row split gives the pieces
-    overlapping [a, b), each cut to the overlap; a channel split gives every piece,
-    cut to [a, b)."""
+    that rows [a, b) of it (along `axis`, `rows` in all) lie in: (piece, first row,
+    end row, whether that is the whole piece). A split along `axis` gives the pieces
+    overlapping [a, b), each cut to the overlap; a split along another axis (channels)
+    gives every piece, cut to [a, b)."""
     if sp is None or sp.combine == "sum":
         return [(None, a, b, (a, b) == (0, rows))]
-    if sp.axis == ROW_AXIS:
+    if sp.axis == axis:
         out = []
         for q in range(sp.k):
             lo, hi = max(a, sp.bounds[q]), min(b, sp.bounds[q + 1])
@@ -331,6 +340,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     kinds: list[str] = []
     splits: dict[int, Split] = {}
     reductions: dict[int, Split] = {}
+    row_inputs: dict[int, int] = {}
     stages: list[Stage] = []
     where: dict[tuple[int, int | None], int] = {}
     succ: list[set[int]] = []
@@ -378,13 +388,14 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     def can_join(s: Stage, srcs: set[int]) -> bool:
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
-    def row_sources(v: SSAValue, a: int, b: int) -> tuple[set[int], int, dict[int, int]]:
-        """Stages holding rows [a, b) of activation `v`, the bytes a part holds for
-        them (received pieces and, when several, their concatenation), and the
-        bytes of the bands those stages slice to send (stage -> bytes)."""
+    def row_sources(v: SSAValue, a: int, b: int, axis: int) -> tuple[set[int], int, dict[int, int]]:
+        """Stages holding rows [a, b) (along `axis`) of activation `v`, the bytes a
+        part holds for them (received pieces and, when several, their
+        concatenation), and the bytes of the bands those stages slice to send
+        (stage -> bytes)."""
         p = producer(v)
-        rows = shape(v)[ROW_AXIS]
-        pcs = window_pieces(splits.get(p) if p is not None else None, rows, a, b)
+        rows = shape(v)[axis]
+        pcs = window_pieces(splits.get(p) if p is not None else None, rows, a, b, axis)
         per_row = nbytes(v) // rows
         win = per_row * (b - a)
         if p is None:  # a graph input: held whole, its band sliced locally
@@ -394,7 +405,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if not whole:
                 st = where[(p, q)]
                 sliced[st] = sliced.get(st, 0) + per_row * (hi - lo) // (splits[p].k if p in splits
-                                                                          and splits[p].axis != ROW_AXIS else 1)
+                                                                          and splits[p].axis != axis else 1)
         return {where[(p, q)] for q, _, _, _ in pcs}, win * (1 if len(pcs) == 1 else 2), sliced
 
     def plan_rows(i: int, op: Operation, ax, need: int) -> bool:
@@ -407,13 +418,20 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         w_bytes = const_bytes(op)
         if sum(nbytes(v) for v in win_vals) < w_bytes:
             return False
+        in_axis, out_axis = ROW_AXIS, ROW_AXIS
+        if is_row_view(op):  # the input's row axis: its row split's, else H
+            psp = splits.get(producer(win_vals[0]))
+            in_axis = psp.axis if psp is not None and psp.rows else default_row_axis(win_vals[0])
+            out_axis = None if in_axis is None else mapped_row_axis(op, in_axis)
+            if out_axis is None:
+                return False
         fed = [splits[producer(v)].k for v in win_vals
-               if producer(v) in splits and splits[producer(v)].axis == ROW_AXIS]
+               if producer(v) in splits and splits[producer(v)].axis == in_axis]
         k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST))
         if need <= budget and not fed and (ax is None or k_compute <= 1):
             return False
         out_bytes = nbytes(op.results[0])
-        rows = shape(op.results[0])[ROW_AXIS]
+        rows = shape(op.results[0])[out_axis]
         whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
         other = w_bytes + sum(nbytes(v) for v in whole_acts)
 
@@ -423,7 +441,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             pb = other + out_bytes * (hi - lo) // rows
             sliced: dict[int, int] = {}
             for v in win_vals:
-                st, nb, sl = row_sources(v, a, b)
+                st, nb, sl = row_sources(v, a, b, in_axis)
                 srcs |= st
                 pb += nb
                 for t, n in sl.items():
@@ -441,9 +459,10 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             return False
         if k == 1:
             return False
-        sp = Split(ROW_AXIS, bounds)
+        sp = Split(out_axis, bounds, rows=True)
         kinds.append("rows")
         splits[i] = sp
+        row_inputs[i] = in_axis
         for j, (pb, srcs, sliced) in enumerate(parts):
             for t, n in sliced.items():  # the producers' stages hold the bands they send
                 stages[t].bytes += n
@@ -451,7 +470,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             home = None
             for v in win_vals:  # the stage of the input rows this part mostly reads
                 p = producer(v)
-                if p in splits and splits[p].axis == ROW_AXIS:
+                if p in splits and splits[p].axis == in_axis:
                     a, b, _, _ = row_window(op, bounds[j], bounds[j + 1])
                     mid = (a + b) // 2
                     q = next((q for q in range(splits[p].k) if splits[p].bounds[q] <= mid < splits[p].bounds[q + 1]),
@@ -582,4 +601,4 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         home = next((t for t in sorted(srcs, reverse=True)
                      if stages[t].bytes + need <= budget and can_join(stages[t], srcs)), None)
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
-    return Plan(list(ops), kinds, splits, stages, where, reductions)
+    return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs)

@@ -11,16 +11,24 @@ rows. A part of a row split holds that input
 window, its output rows and the op's constants whole, so it suits ops whose
 activations are larger than their weights (the first layers of a CNN).
 
+A view or data-movement op -- a reshape, flatten, squeeze or unsqueeze that keeps
+the row axis as an axis of its own (only other axes split or merged), a transpose --
+passes a row split through: its output row axis is where the input row axis maps
+(`mapped_row_axis`), a band of output rows is the op applied to the same band of
+input rows, and its result is split along that axis (a channel shuffle's
+N,C,H,W -> N,g,C/g,H,W -> transposed -> N,C,H,W stays split by rows).
+
 The window rule is the tiling planner's (`nnx.tiling.rules_nn.window`): one
 definition for tiles inside a core and for parts over cores.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from nnx.dialects import graph as g
-from nnx.dialects.traits import Elementwise
+from nnx.dialects.traits import Elementwise, ViewLike
 from nnx.graph_queries import const_value
 from nnx.tiling.rules_nn import explicit_pads, window
 
@@ -53,9 +61,48 @@ def spatial_params(op: Operation) -> tuple[int, int, int, list[int]]:
     return kernel[0], strides[0], dils[0], pads
 
 
+def is_row_view(op: Operation) -> bool:
+    """A reshape-like view (its band is the input band reshaped) or a transpose of one
+    activation (its other operands constant)."""
+    return (op.has_trait(ViewLike) or isinstance(op, g.TransposeOp)) and len(op.results) == 1 \
+        and bool(op.operands) and const_value(op.operands[0]) is None \
+        and all(const_value(v) is not None for v in op.operands[1:])
+
+
+def mapped_row_axis(op: Operation, in_axis: int) -> int | None:
+    """The output axis that axis `in_axis` of a row view's input becomes, with the same
+    extent (at least 2), else None: for a transpose, where its permutation moves it;
+    for a reshape-like view, the output axis with the same extent and the same
+    product of the axes before it (so the axes around it are split or merged, never
+    it)."""
+    x, out = _shape(op.operands[0]), _shape(op.results[0])
+    if not 0 <= in_axis < len(x) or x[in_axis] < 2:
+        return None
+    if isinstance(op, g.TransposeOp):
+        perm_attr = op.attr("perm", None)
+        perm = list(range(len(x) - 1, -1, -1)) if perm_attr is None else [int(p) for p in perm_attr]
+        return perm.index(in_axis) if in_axis in perm else None
+    if int(np.prod(x)) != int(np.prod(out)):
+        return None
+    before = int(np.prod(x[:in_axis]))
+    for o, d in enumerate(out):
+        if d == x[in_axis] and int(np.prod(out[:o])) == before:
+            return o
+    return None
+
+
+def default_row_axis(v: SSAValue) -> int | None:
+    """The row axis of an activation not split by rows: H of NCHW, the second to last
+    axis of a rank-3 or larger value (None below rank 3)."""
+    n = len(_shape(v))
+    return n - 2 if n >= 3 else None
+
+
 def windowed_operands(op: Operation) -> list[int]:
     """Positions of the activation operands a row part reads a window of (the others
     it reads whole: constants, and broadcast operands with one row)."""
+    if is_row_view(op):
+        return [0]
     out_rows = _shape(op.results[0])[ROW_AXIS]
     if _is_windowed(op) or isinstance(op, g.MatMulOp):
         return [0]
@@ -64,7 +111,10 @@ def windowed_operands(op: Operation) -> list[int]:
 
 
 def can_split_rows(op: Operation) -> bool:
-    """May `op` be split by output rows (see the module docstring)?"""
+    """May `op` be split by output rows (see the module docstring)? A row view: when
+    some input axis maps to an output axis (the partitioner picks the axis)."""
+    if is_row_view(op):
+        return any(mapped_row_axis(op, a) is not None for a in range(len(_shape(op.operands[0]))))
     if len(op.results) != 1 or len(_shape(op.results[0])) != 4 or _shape(op.results[0])[ROW_AXIS] < 2:
         return False
     out = _shape(op.results[0])

@@ -373,3 +373,80 @@ def test_attention_split_by_rows_matches_onnxruntime(tmp_path):
     got = MeshSimulator(read_mesh_program(str(tmp_path / "prog.s")), load_target(str(target))).run(feeds).outputs["o"]
     ref = ort.InferenceSession(path).run(None, feeds)[0]
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)
+
+
+def _channel_shuffle_cnn(path, hw=96):
+    """ShuffleNet's channel shuffle between two convs, random weights: conv 3 -> 8
+    (3 x 3) + relu, reshape 1x8xHxW -> 1x2x4xHxW, transpose perm 0,2,1,3,4, reshape
+    back (1x8xHxW, 295 KiB at 96 x 96), a depthwise 3 x 3 conv of stride 2."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3, "w1"),
+             numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "b1"),
+             numpy_helper.from_array(rng.standard_normal((8, 1, 3, 3)).astype(np.float32) * 0.3, "w2"),
+             numpy_helper.from_array(np.array([1, 2, 4, hw, hw], np.int64), "s5"),
+             numpy_helper.from_array(np.array([1, 8, hw, hw], np.int64), "s4")]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c"], name="stem", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Reshape", ["r", "s5"], ["g"], name="group"),
+             helper.make_node("Transpose", ["g"], ["t"], name="shuffle", perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["t", "s4"], ["u"], name="ungroup"),
+             helper.make_node("Conv", ["u", "w2"], ["y"], name="dw", group=8, pads=[1, 1, 1, 1], strides=[2, 2])]
+    gr = helper.make_graph(nodes, "shuffle", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, hw // 2, hw // 2])], inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_channel_shuffle_split_by_rows_matches_onnxruntime(tmp_path):
+    import onnxruntime as ort
+
+    path = str(tmp_path / "shuffle.onnx")
+    _channel_shuffle_cnn(path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    comp = compile_for_mesh(module, TARGET, "bisect")
+    plan = comp.plan
+    kinds = {op.name + ("5" if len(op.results[0].type.get_shape()) == 5 else ""): (plan.kinds[i], plan.splits.get(i))
+             for i, op in enumerate(plan.ops) if op.name in ("graph.reshape", "graph.transpose")}
+    # the shuffle passes the stem's row split through: the rank-5 values are split
+    # along their row axis 3, the reshape back along axis 2, each in >= 2 parts
+    assert kinds["graph.reshape5"][0] == kinds["graph.transpose5"][0] == kinds["graph.reshape"][0] == "rows", kinds
+    assert kinds["graph.reshape5"][1].axis == kinds["graph.transpose5"][1].axis == 3, kinds
+    assert kinds["graph.reshape"][1].axis == 2 and kinds["graph.reshape"][1].k >= 2, kinds
+    feeds = {"x": np.random.default_rng(4).standard_normal((1, 3, 96, 96)).astype(np.float32)}
+    got = _run_mesh(comp, feeds, tmp_path).outputs["y"]
+    ref = ort.InferenceSession(path).run(None, feeds)[0]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)
+
+
+def test_row_axis_maps_through_views_that_keep_it_and_not_others():
+    from xdsl.dialects.builtin import TensorType, f32
+    from xdsl.ir import Block
+
+    from nnx.dialects import graph as g
+    from nnx.mesh.rows import mapped_row_axis
+    from nnx.resources import register_array
+
+    x = Block(arg_types=[TensorType(f32, [1, 8, 6, 5])]).args[0]
+
+    def reshape(out_shape):
+        dims = g.ConstantOp(register_array(np.array(out_shape, np.int64))).results[0]
+        return g.ReshapeOp.build_onnx([x, dims], {}, [TensorType(f32, out_shape)])
+
+    # splitting the channels into groups keeps H (axis 2 -> 3) and W
+    assert mapped_row_axis(reshape([1, 2, 4, 6, 5]), 2) == 3
+    # merging the batch and channel axes keeps H as an axis of its own
+    assert mapped_row_axis(reshape([8, 6, 5]), 2) == 1
+    # merging H with W, or splitting H, loses the rows: no row split passes
+    assert mapped_row_axis(reshape([1, 8, 30]), 2) is None
+    assert mapped_row_axis(reshape([1, 8, 2, 3, 5]), 2) is None
+    # a transpose moves the rows where its permutation says (NCHW -> NHWC: axis 1)
+    nhwc = g.TransposeOp.build_onnx([x], {"perm": [0, 2, 3, 1]}, [TensorType(f32, [1, 6, 5, 8])])
+    assert mapped_row_axis(nhwc, 2) == 1
+    # flattening C, H, W into one axis loses them
+    flat = g.FlattenOp.build_onnx([x], {"axis": 1}, [TensorType(f32, [1, 240])])
+    assert mapped_row_axis(flat, 2) is None
