@@ -14,7 +14,9 @@ Every instruction reads and writes *accesses*:
 `DependencyTracker` turns the accesses of instructions in program order into each
 instruction's predecessors: read-after-write, write-after-read and write-after-write,
 with a write's covered records killed (later readers depend on the newest writer
-only). `sync_tokens` places SIGNAL/WAIT for a given order of the instructions.
+only), less the edges that others imply without changing a schedule or a SIGNAL/WAIT
+(see the class). `sync_tokens` places SIGNAL/WAIT for a given order of the
+instructions.
 
 On chip IR the accesses of an instruction come from its `nnx.access` attribute when
 it has one (chip-lower writes it: the lowering knows the exact ranges, boxes and
@@ -70,25 +72,30 @@ def _box_covers(a, b) -> bool:
 
 class DependencyTracker:
     """The last writer and the readers since, per cache byte range and per storage
-    allocation; `add` gives an instruction's predecessors (indices, sorted), reduced:
+    allocation; `add` gives an instruction's predecessors (indices, sorted), reduced.
 
-    A predecessor `p` of `i` is left out when another predecessor `q` of `i` already
-    depends on `p` (transitively) and `q` runs on `p`'s unit, or `p` runs on `i`'s
-    own unit. Such an edge changes nothing: `i` cannot start before `q` has
-    finished, which is after `p` has (costs are not negative), so longest paths,
-    makespans and the list schedule are those of the full set; and of `i`'s
-    predecessors on another unit, `sync_tokens` only needs the last in that unit's
-    queue, which in any topological order is never one with a same-unit successor
-    among them. The full set (every earlier reader of a range a write overlaps,
-    every writer a read overlaps) is quadratic where a resident buffer's boxes
-    rewrite a range piece by piece; the reduced one stays close to linear.
+    Of the full set (the writer and readers of every record an access overlaps), a
+    predecessor `p` of `i` is left out when another predecessor `q` of `i` depends
+    on `p` (transitively) and either `q` runs on `p`'s unit or `p` runs on `i`'s.
+    Such an edge changes nothing downstream: `i` cannot start before `q` has
+    finished, which is after `p` has (costs are not negative), so the transitive
+    closure, longest paths, makespans and list schedules are those of the full set;
+    and of `i`'s predecessors on another unit `sync_tokens` only looks at the last
+    in that unit's queue, which in any topological order is never one with a
+    same-unit successor among them. The full set is quadratic where the boxes of a
+    resident buffer rewrite an earlier buffer's range piece by piece (every box
+    write collects every earlier reader of the range); the reduced one stays close
+    to linear.
 
-    Reachability is kept as one integer bit set of ancestors per instruction (over
-    the reduced edges: the same closure). Readers registered on a record are
+    Reachability is one integer bit set of ancestors per instruction (over the
+    reduced edges: the same closure). The readers registered on a record are
     thinned the same way (per unit, only those no later same-unit reader of the
-    record depends on) whenever a write collects them."""
+    record depends on) when a write collects them after they have doubled.
+    `reduce=False` gives the full set (the definition the reduced one is tested
+    against)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reduce: bool = True) -> None:
+        self.reduce = reduce
         self.count = 0
         # cache records: [lo, hi, writer index | None, reader indices, box, number
         # of readers when last thinned]
@@ -101,7 +108,7 @@ class DependencyTracker:
     def _thin(self, readers: list[int]) -> None:
         """Drop from `readers` (ascending; in place) those a later same-unit reader
         in it depends on."""
-        if len(readers) < 2:
+        if len(readers) < 2 or not self.reduce:
             return
         units, anc = self.units, self.ancestors
         cover: dict[str, int] = {}
@@ -212,6 +219,8 @@ class DependencyTracker:
     def _reduce(self, idx: int, unit: str, deps: set[int]) -> list[int]:
         """The predecessors of `idx` that no other one makes redundant (see the class
         docstring), ascending; records the ancestors of `idx`."""
+        if not self.reduce:
+            return sorted(deps)
         units, anc = self.units, self.ancestors
         ps = sorted(deps, reverse=True)
         cover_all = 0
@@ -233,10 +242,11 @@ class DependencyTracker:
 
 
 def dependencies(accesses: Iterable[tuple[Sequence[Access], Sequence[Access]]],
-                 units: Sequence[str]) -> list[list[int]]:
-    """Reduced predecessors of each instruction (see `DependencyTracker`), given
-    (reads, writes) in program order and each instruction's unit."""
-    tr = DependencyTracker()
+                 units: Sequence[str], reduce: bool = True) -> list[list[int]]:
+    """Predecessors of each instruction (reduced unless `reduce=False`: see
+    `DependencyTracker`), given (reads, writes) in program order and each
+    instruction's unit."""
+    tr = DependencyTracker(reduce)
     return [tr.add(r, w, u) for (r, w), u in zip(accesses, units)]
 
 
