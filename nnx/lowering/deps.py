@@ -118,8 +118,10 @@ class DependencyTracker:
             c = cover.get(u, 0)
             if not (c >> r) & 1:
                 keep.append(r)
-            if r < len(anc):  # (not the instruction being added, a reader too)
-                cover[u] = c | anc[r]
+                # (a dropped reader's ancestors are in the cover already; the
+                # instruction being added, a reader too, has none yet)
+                if r < len(anc):
+                    cover[u] = c | anc[r]
         if len(keep) != len(readers):
             keep.reverse()
             readers[:] = keep
@@ -191,7 +193,7 @@ class DependencyTracker:
                         if bx is not None:
                             # a box does not write every byte of its span: drop only
                             # the records it covers
-                            if _box_covers(bx, rb):
+                            if rb is not None and rb[0] == bx[0] and rb[1] == bx[1] and _box_covers(bx, rb):
                                 if changed is None:
                                     changed = {}
                                 changed[k] = ()
@@ -230,12 +232,13 @@ class DependencyTracker:
         for p in ps:
             up = units[p]
             c = cover.get(up, 0)
-            a = anc[p]
             if not ((c >> p) & 1 or (up == unit and (cover_all >> p) & 1)):
+                # (a dropped one's ancestors are those of a kept one already)
+                a = anc[p]
                 keep.append(p)
                 mine |= a | (1 << p)
-            cover[up] = c | a
-            cover_all |= a
+                cover[up] = c | a
+                cover_all |= a
         anc.append(mine)
         keep.reverse()
         return keep
