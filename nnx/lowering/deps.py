@@ -207,13 +207,8 @@ class DependencyTracker:
                             changed = {}
                         changed[k] = pieces
             if changed is not None:
-                new = []
-                for k, rec in enumerate(recs):
-                    if k in changed:
-                        new.extend(changed[k])
-                    else:
-                        new.append(rec)
-                recs = cache_recs[acc[0]] = new
+                for k in sorted(changed, reverse=True):
+                    recs[k:k + 1] = changed[k]
             recs.append([lo, hi, idx, [], bx, 0])
         deps.discard(idx)
         return self._reduce(idx, unit, deps)
