@@ -8,7 +8,8 @@ tree (bench/tree_import.py), alternately, `--repeat` times; the best wall time o
 each is kept. The time is nnx-compile's whole `main` (import, pipeline, lower-to-chip,
 assembly and data file), the interpreter start-up excluded. Models: bench/models.py's
 full-size ResNet-50 (1x3x224x224) and BERT-base (sequence 128), generated into
-cache/bench-models/ on first use. Printed per model: the revision's and this tree's
+cache/bench-models/ on first use, and the onnx wheel's light CNNs by name
+(`inception_v2`, `densenet121`, ...: test/python/model_zoo.py `LIGHT_MODELS`). Printed per model: the revision's and this tree's
 seconds and their ratio (this tree / revision; the architecture issue asks for <= 1.3).
 """
 
@@ -56,9 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "bench"))
+    sys.path.insert(0, str(ROOT / "test" / "python"))
+    import model_zoo  # test/python/model_zoo.py
     from models import get  # bench/models.py
 
-    paths = {m: get(m) for m in args.models.split(",") if m}
+    paths = {m: model_zoo.light_model_path(m) if m in model_zoo.LIGHT_MODELS else get(m)
+             for m in args.models.split(",") if m}
     rows = []
     with tempfile.TemporaryDirectory() as td:
         td = Path(td)
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 ratio = best["tree"] / best["rev"]
                 rows.append({"model": name, "rev": args.rev, "rev_seconds": round(best["rev"], 2),
                              "tree_seconds": round(best["tree"], 2), "ratio": round(ratio, 3)})
-                print(f"{name:<10} {args.rev}: {best['rev']:.1f}s  this tree: {best['tree']:.1f}s  ratio {ratio:.3f}",
+                print(f"{name:<12} {args.rev}: {best['rev']:.1f}s  this tree: {best['tree']:.1f}s  ratio {ratio:.3f}",
                       flush=True)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], capture_output=True)

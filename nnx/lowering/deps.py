@@ -14,7 +14,9 @@ Every instruction reads and writes *accesses*:
 `DependencyTracker` turns the accesses of instructions in program order into each
 instruction's predecessors: read-after-write, write-after-read and write-after-write,
 with a write's covered records killed (later readers depend on the newest writer
-only). `sync_tokens` places SIGNAL/WAIT for a given order of the instructions.
+only), less the edges that others imply without changing a schedule or a SIGNAL/WAIT
+(see the class). `sync_tokens` places SIGNAL/WAIT for a given order of the
+instructions.
 
 On chip IR the accesses of an instruction come from its `nnx.access` attribute when
 it has one (chip-lower writes it: the lowering knows the exact ranges, boxes and
@@ -70,17 +72,63 @@ def _box_covers(a, b) -> bool:
 
 class DependencyTracker:
     """The last writer and the readers since, per cache byte range and per storage
-    allocation; `add` gives an instruction's predecessors (indices, sorted)."""
+    allocation; `add` gives an instruction's predecessors (indices, sorted), reduced.
 
-    def __init__(self) -> None:
+    Of the full set (the writer and readers of every record an access overlaps), a
+    predecessor `p` of `i` is left out when another predecessor `q` of `i` depends
+    on `p` (transitively) and either `q` runs on `p`'s unit or `p` runs on `i`'s.
+    Such an edge changes nothing downstream: `i` cannot start before `q` has
+    finished, which is after `p` has (costs are not negative), so the transitive
+    closure, longest paths, makespans and list schedules are those of the full set;
+    and of `i`'s predecessors on another unit `sync_tokens` only looks at the last
+    in that unit's queue, which in any topological order is never one with a
+    same-unit successor among them. The full set is quadratic where the boxes of a
+    resident buffer rewrite an earlier buffer's range piece by piece (every box
+    write collects every earlier reader of the range); the reduced one stays close
+    to linear.
+
+    Reachability is one integer bit set of ancestors per instruction (over the
+    reduced edges: the same closure). The readers registered on a record are
+    thinned the same way (per unit, only those no later same-unit reader of the
+    record depends on) when a write collects them after they have doubled.
+    `reduce=False` gives the full set (the definition the reduced one is tested
+    against)."""
+
+    def __init__(self, reduce: bool = True) -> None:
+        self.reduce = reduce
         self.count = 0
-        # cache records: [lo, hi, writer index | None, reader indices, box]
+        # cache records: [lo, hi, writer index | None, reader indices, box, number
+        # of readers when last thinned]
         self.cache_recs: dict[str, list[list]] = {"N": [], "W": [], "O": []}
-        # storage records: key -> [writer index | None, reader indices]
+        # storage records: key -> [writer index | None, reader indices, thinned count]
         self.s_recs: dict[Any, list] = {}
+        self.units: list[str] = []
+        self.ancestors: list[int] = []  # bit p of ancestors[i]: p ->+ i
 
-    def add(self, reads: Sequence[Access], writes: Sequence[Access]) -> list[int]:
-        """Append one instruction with these accesses; its predecessors.
+    def _thin(self, readers: list[int]) -> None:
+        """Drop from `readers` (ascending; in place) those a later same-unit reader
+        in it depends on."""
+        if len(readers) < 2 or not self.reduce:
+            return
+        units, anc = self.units, self.ancestors
+        cover: dict[str, int] = {}
+        keep = []
+        for r in reversed(readers):
+            u = units[r]
+            c = cover.get(u, 0)
+            if not (c >> r) & 1:
+                keep.append(r)
+                # (a dropped reader's ancestors are in the cover already; the
+                # instruction being added, a reader too, has none yet)
+                if r < len(anc):
+                    cover[u] = c | anc[r]
+        if len(keep) != len(readers):
+            keep.reverse()
+            readers[:] = keep
+
+    def add(self, reads: Sequence[Access], writes: Sequence[Access], unit: str = "") -> list[int]:
+        """Append one instruction (running on `unit`) with these accesses; its
+        (reduced) predecessors.
 
         One pass over the records per access (the overlap test inlined): reads
         collect the last writer and register as readers at once; a write collects
@@ -88,15 +136,17 @@ class DependencyTracker:
         among them, dropped at the end) and replaces the records it kills."""
         idx = self.count
         self.count += 1
+        self.units.append(unit)
         deps: set[int] = set()
         add = deps.add
+        thin = self._thin
         s_recs = self.s_recs
         cache_recs = self.cache_recs
         for acc in reads:
             if acc[0] == "S":
                 rec = s_recs.get(acc[1])
                 if rec is None:
-                    s_recs[acc[1]] = [None, [idx]]
+                    s_recs[acc[1]] = [None, [idx], 0]
                 else:
                     if rec[0] is not None:
                         add(rec[0])
@@ -118,14 +168,17 @@ class DependencyTracker:
                 if rec is not None:
                     if rec[0] is not None:
                         add(rec[0])
+                    if len(rec[1]) > 2 * rec[2] + 8:
+                        thin(rec[1])
+                        rec[2] = len(rec[1])
                     deps.update(rec[1])
-                s_recs[acc[1]] = [idx, []]
+                s_recs[acc[1]] = [idx, [], 0]
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
             recs = cache_recs[acc[0]]
-            new = []
-            for rec in recs:
+            changed = None  # position -> the records replacing the one there
+            for k, rec in enumerate(recs):
                 if rec[0] < hi and lo < rec[1]:
                     rb = rec[4]
                     if (rb is None or bx is None or rb[0] != bx[0] or rb[1] != bx[1]
@@ -133,29 +186,66 @@ class DependencyTracker:
                         if rec[2] is not None:
                             add(rec[2])
                         if rec[3]:
+                            if len(rec[3]) > 2 * rec[5] + 8:
+                                thin(rec[3])
+                                rec[5] = len(rec[3])
                             deps.update(rec[3])
                         if bx is not None:
                             # a box does not write every byte of its span: drop only
                             # the records it covers
-                            if not _box_covers(bx, rb):
-                                new.append(rec)
+                            if rb is not None and rb[0] == bx[0] and rb[1] == bx[1] and _box_covers(bx, rb):
+                                if changed is None:
+                                    changed = {}
+                                changed[k] = ()
                             continue
+                        pieces = []
                         if rec[0] < lo:
-                            new.append([rec[0], lo, rec[2], list(rec[3]), rb])
+                            pieces.append([rec[0], lo, rec[2], list(rec[3]), rb, rec[5]])
                         if hi < rec[1]:
-                            new.append([hi, rec[1], rec[2], list(rec[3]), rb])
-                        continue
-                new.append(rec)
-            new.append([lo, hi, idx, [], bx])
-            cache_recs[acc[0]] = new
+                            pieces.append([hi, rec[1], rec[2], list(rec[3]), rb, rec[5]])
+                        if changed is None:
+                            changed = {}
+                        changed[k] = pieces
+            if changed is not None:
+                for k in sorted(changed, reverse=True):
+                    recs[k:k + 1] = changed[k]
+            recs.append([lo, hi, idx, [], bx, 0])
         deps.discard(idx)
-        return sorted(deps)
+        return self._reduce(idx, unit, deps)
+
+    def _reduce(self, idx: int, unit: str, deps: set[int]) -> list[int]:
+        """The predecessors of `idx` that no other one makes redundant (see the class
+        docstring), ascending; records the ancestors of `idx`."""
+        if not self.reduce:
+            return sorted(deps)
+        units, anc = self.units, self.ancestors
+        ps = sorted(deps, reverse=True)
+        cover_all = 0
+        cover: dict[str, int] = {}
+        keep = []
+        mine = 0
+        for p in ps:
+            up = units[p]
+            c = cover.get(up, 0)
+            if not ((c >> p) & 1 or (up == unit and (cover_all >> p) & 1)):
+                # (a dropped one's ancestors are those of a kept one already)
+                a = anc[p]
+                keep.append(p)
+                mine |= a | (1 << p)
+                cover[up] = c | a
+                cover_all |= a
+        anc.append(mine)
+        keep.reverse()
+        return keep
 
 
-def dependencies(accesses: Iterable[tuple[Sequence[Access], Sequence[Access]]]) -> list[list[int]]:
-    """Predecessors of each instruction, given (reads, writes) in program order."""
-    tr = DependencyTracker()
-    return [tr.add(r, w) for r, w in accesses]
+def dependencies(accesses: Iterable[tuple[Sequence[Access], Sequence[Access]]],
+                 units: Sequence[str], reduce: bool = True) -> list[list[int]]:
+    """Predecessors of each instruction (reduced unless `reduce=False`: see
+    `DependencyTracker`), given (reads, writes) in program order and each
+    instruction's unit."""
+    tr = DependencyTracker(reduce)
+    return [tr.add(r, w, u) for (r, w), u in zip(accesses, units)]
 
 
 # --------------------------------------------------------------------------------------
@@ -342,13 +432,14 @@ def instruction_dependencies(program) -> Dependencies:
     ref: list[int] = list(range(n))
     if n and all(s is not None for s in seqs):
         ref.sort(key=lambda i: seqs[i].value.data)  # type: ignore[union-attr]
+    units = [op.unit.data for op in ops]
     tr = DependencyTracker()
     preds: list[list[int]] = [[] for _ in range(n)]
     for i in ref:
         a = ops[i].attributes.get(ACCESS_ATTR)
         r, w = parse_accesses(a.data) if a is not None else tile_accesses(ops[i].to_instr())
-        preds[i] = sorted(ref[p] for p in tr.add(r, w))
-    return Dependencies(ops, [op.unit.data for op in ops], preds)
+        preds[i] = sorted(ref[p] for p in tr.add(r, w, units[i]))
+    return Dependencies(ops, units, preds)
 
 
 def emitted_dependencies(program, entries: Sequence[tuple[Instr, Sequence[Access], Sequence[Access]]]) -> Dependencies:
@@ -360,6 +451,7 @@ def emitted_dependencies(program, entries: Sequence[tuple[Instr, Sequence[Access
     ops = program.instructions()
     if len(ops) != len(entries):
         raise ValueError("internal: the program does not hold the emitted instructions")
-    d = Dependencies(ops, [op.unit.data for op in ops], dependencies((r, w) for _, r, w in entries))
+    units = [op.unit.data for op in ops]
+    d = Dependencies(ops, units, dependencies([(r, w) for _, r, w in entries], units))
     d.__dict__["instrs"] = [ins for ins, _, _ in entries]  # same sizes and shapes: same costs
     return d
