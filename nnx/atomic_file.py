@@ -94,11 +94,22 @@ def atomic_open(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[IO[A
             yield f
 
 
-def write_files_atomically(contents: dict[PathLike, bytes | str]) -> None:
-    """Write every `path: data` (bytes, or str as UTF-8) all or nothing."""
+@contextmanager
+def files_atomically(contents: dict[PathLike, bytes | str],
+                     extra: Sequence[PathLike] = ()) -> Iterator[tuple[str, ...]]:
+    """Write every `path: data` (bytes, or str as UTF-8), then yield the temporary
+    paths of `extra` (files the block writes itself, e.g. a plot); all of them appear
+    together when the block succeeds, none when it raises."""
     paths = list(contents)
-    with atomic_outputs(paths) as temps:
+    with atomic_outputs(paths + list(extra)) as temps:
         for tmp, path in zip(temps, paths):
             data = contents[path]
             with open(tmp, "wb") as f:
                 f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        yield temps[len(paths):]
+
+
+def write_files_atomically(contents: dict[PathLike, bytes | str]) -> None:
+    """Write every `path: data` (bytes, or str as UTF-8) all or nothing."""
+    with files_atomically(contents):
+        pass

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nnx.atomic_file import atomic_outputs
+from nnx.atomic_file import files_atomically
 from nnx.cli import ArgumentParser, run_tool
 from nnx.named_arrays import load_inputs, write_outputs
 from nnx.sim.asm import read_program
@@ -51,10 +51,7 @@ def simulate_main(argv: list[str]) -> int:
         files[args.report] = report_json(report)
     if args.trace:
         files[args.trace] = trace_json(build_trace(result, target, report))
-    with atomic_outputs(list(files)) as temps:
-        for tmp, text in zip(temps, files.values()):
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
+    with files_atomically(files):
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)
     return 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nnx.atomic_file import atomic_outputs
+from nnx.atomic_file import files_atomically
 from nnx.cli import ArgumentParser, UsageError, run_tool
 from nnx.named_arrays import load_inputs, write_outputs
 from nnx.sim.asm_mesh import MeshProgram, is_mesh_text, read_mesh_program
@@ -89,14 +89,10 @@ def simulate_mesh_main(argv: list[str]) -> int:
         texts[args.report] = report_json(build_mesh_report(result, target))
     if args.trace:
         texts[args.trace] = trace_json(build_mesh_trace(result, target))
-    paths = list(texts) + ([args.plot] if args.plot else [])
-    with atomic_outputs(paths) as temps:
-        for tmp, text in zip(temps, texts.values()):
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
+    with files_atomically(texts, [args.plot] if args.plot else []) as plot_tmp:
         if args.plot:
             mesh, cyc = target.mesh, max(result.cycles, 1)
-            plot_mesh(temps[-1], mesh.width, mesh.height,
+            plot_mesh(plot_tmp[0], mesh.width, mesh.height,
                       {c: max(st.unit_busy.values(), default=0) / cyc for c, st in result.cores.items()},
                       {k: v / cyc for k, v in result.link_cycles.items()})
         if args.output_dir:

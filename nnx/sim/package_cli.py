@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from nnx.atomic_file import atomic_outputs
+from nnx.atomic_file import files_atomically
 from nnx.cli import ArgumentParser, UsageError
 from nnx.named_arrays import load_inputs, write_outputs
 from nnx.sim.package import is_package, read_package, run_package
@@ -75,13 +75,9 @@ def run_package_main(argv: list[str]) -> int:
         texts[args.report] = report_json(report)
     if args.trace:
         texts[args.trace] = trace_json(build_package_trace(result, target))
-    paths = list(texts) + ([args.plot] if args.plot else [])
-    with atomic_outputs(paths) as temps:
-        for tmp, text in zip(temps, texts.values()):
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
+    with files_atomically(texts, [args.plot] if args.plot else []) as plot_tmp:
         if args.plot:
-            plot_package(temps[-1], result.runs)
+            plot_package(plot_tmp[0], result.runs)
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)
     return 0
