@@ -26,6 +26,24 @@ def choose_region(k: int, mesh_w: int, mesh_h: int) -> tuple[int, int]:
     return best[1], best[2]
 
 
+def halve_region(x0: int, y0: int, w: int, h: int) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]]:
+    """The two halves (x, y, w, h) of a region cut across its longer side (a vertical
+    cut on a tie), the first half the left/top one."""
+    if w >= h:
+        return (x0, y0, w // 2, h), (x0 + w // 2, y0, w - w // 2, h)
+    return (x0, y0, w, h // 2), (x0, y0 + h // 2, w, h - h // 2)
+
+
+def region_centre(r: tuple[int, int, int, int]) -> tuple[float, float]:
+    """The centre (x, y) of region r = (x, y, w, h) in core coordinates."""
+    return r[0] + (r[2] - 1) / 2.0, r[1] + (r[3] - 1) / 2.0
+
+
+def usable_in(usable: np.ndarray, r: tuple[int, int, int, int]) -> int:
+    """How many usable cores region r = (x, y, w, h) holds."""
+    return int(usable[r[1]:r[1] + r[3], r[0]:r[0] + r[2]].sum())
+
+
 def usable_cores(k: int, rw: int, rh: int, central: bool) -> np.ndarray:
     """Mask of the k usable cores of a rw x rh region (the original marks spare
     cores unusable but does not say which); ``central=False``
@@ -106,22 +124,16 @@ def initial_placement(q: Graph, mesh_w: int, mesh_h: int, *, trials: int = 4,
             ys, xs = np.nonzero(usable[y0:y0 + h, x0:x0 + w])
             core[groups[0]] = (y0 + ys[0]) * mesh_w + (x0 + xs[0])
             continue
-        if w >= h:
-            r1 = (x0, y0, w // 2, h)
-            r2 = (x0 + w // 2, y0, w - w // 2, h)
-        else:
-            r1 = (x0, y0, w, h // 2)
-            r2 = (x0, y0 + h // 2, w, h - h // 2)
-        c1 = int(usable[r1[1]:r1[1] + r1[3], r1[0]:r1[0] + r1[2]].sum())
-        c2 = int(usable[r2[1]:r2[1] + r2[3], r2[0]:r2[0] + r2[2]].sum())
+        r1, r2 = halve_region(x0, y0, w, h)
+        c1 = usable_in(usable, r1)
+        c2 = usable_in(usable, r2)
         assert c1 + c2 == groups.shape[0]
         if c1 == 0 or c2 == 0:
             r = r1 if c1 else r2
-            cx[groups], cy[groups] = r[0] + (r[2] - 1) / 2.0, r[1] + (r[3] - 1) / 2.0
+            cx[groups], cy[groups] = region_centre(r)
             stack.append((groups, lab, *r))
             continue
-        a1x, a1y = r1[0] + (r1[2] - 1) / 2.0, r1[1] + (r1[3] - 1) / 2.0
-        a2x, a2y = r2[0] + (r2[2] - 1) / 2.0, r2[1] + (r2[3] - 1) / 2.0
+        (a1x, a1y), (a2x, a2y) = region_centre(r1), region_centre(r2)
         bias = None
         if terminal:
             bias = _terminal_bias(q.indptr, q.indices, q.eweight, groups, label, lab, cx, cy,
@@ -442,19 +454,13 @@ def bisect_on_mesh(g: Graph, capacity: int, k: int, mesh_w: int, mesh_h: int, *,
             if progress is not None:
                 progress(done_w, total_w)
             continue
-        if w >= h:
-            r1 = (x0, y0, w // 2, h)
-            r2 = (x0 + w // 2, y0, w - w // 2, h)
-        else:
-            r1 = (x0, y0, w, h // 2)
-            r2 = (x0, y0 + h // 2, w, h - h // 2)
-        k1 = int(usable[r1[1]:r1[1] + r1[3], r1[0]:r1[0] + r1[2]].sum())
+        r1, r2 = halve_region(x0, y0, w, h)
+        k1 = usable_in(usable, r1)
         k2 = cnt - k1
         if k1 == 0 or k2 == 0:
             queue.append((verts, lab, *(r1 if k1 else r2)))
             continue
-        a1x, a1y = r1[0] + (r1[2] - 1) / 2.0, r1[1] + (r1[3] - 1) / 2.0
-        a2x, a2y = r2[0] + (r2[2] - 1) / 2.0, r2[1] + (r2[3] - 1) / 2.0
+        (a1x, a1y), (a2x, a2y) = region_centre(r1), region_centre(r2)
         W = float(g.vsize[verts].sum())
         target = W * k1 / cnt
         slack = imbalance * W + float(g.vsize[verts].max())
