@@ -460,21 +460,27 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                     sliced[t] = sliced.get(t, 0) + n
             return pb, srcs, sliced
 
-        k0 = max(1, min(max([k_compute] + fed), rows))
-        # graph inputs held whole by every part, else (too big) only their windows loaded
-        for load_windows in (False, True) if any(producer(v) is None for v in win_vals) else (False,):
-            k = k0
+        def fit(load_windows: bool) -> tuple[int, tuple[int, ...], list] | None:
+            """The fewest parts from k0 on whose every part fits the budget."""
+            k = max(1, min(max([k_compute] + fed), rows))
             while k <= rows:
                 bounds = bounds_of(rows, k)
                 parts = [part(bounds[j], bounds[j + 1], load_windows) for j in range(k)]
                 if all(pb <= budget for pb, _, _ in parts):
-                    break
+                    return k, bounds, parts
                 k = k + max(1, k // 8)
-            else:
-                continue
-            break
-        else:
+            return None
+
+        # graph inputs held whole by every part; only their windows loaded when that
+        # does not fit the mesh (docs/mesh.md, "Inputs and outputs")
+        found, load_windows = fit(False), False
+        if (found is None or found[0] > ncores) and any(producer(v) is None for v in win_vals):
+            windows = fit(True)
+            if windows is not None and (found is None or windows[0] < found[0]):
+                found, load_windows = windows, True
+        if found is None:
             return False
+        k, bounds, parts = found
         if k == 1:
             return False
         if load_windows:
