@@ -55,9 +55,10 @@ from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_vi
 #: core the plan is redone with the next, smaller fill (nnx/mesh/compile.py)
 #: the fill of the default plan; when it does not plan (an op needs more cores or
 #: memory than it leaves), fuller plans are tried, and when a stage's lowered
-#: program overflows its core, emptier ones
+#: program overflows its core, emptier ones; last, full cores (an op whose input and
+#: output bands alone fill them, e.g. an elementwise op between two programs)
 MEMORY_FILL = 0.6
-MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3)
+MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3, 1.0)
 
 #: the least work (MACs, or output elements) worth a core of its own: an op is split
 #: into at most cost / MIN_PART_COST parts, and a stage of whole ops may take at least
@@ -338,8 +339,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     the fraction of a core's memory a stage plans to use. A graph output that is
     split (of `returned`, the values @main returns) is assembled by an item
     (RETURN, output index), in the stage of one of its pieces when it has room; when
-    one core cannot hold it, each piece's core writes its slice instead
-    (`Plan.sliced_outputs`)."""
+    one core cannot hold it, or none of its pieces' stages has room and the mesh no
+    core to spare, each piece's core writes its slice instead (`Plan.sliced_outputs`)."""
     index = {id(op): i for i, op in enumerate(ops)}
     budget = core_memory * fill
     costs = [op_cost(op) for op in ops]
@@ -399,19 +400,19 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
     def row_sources(v: SSAValue, a: int, b: int, axis: int,
-                    sliced: bool = False) -> tuple[set[int], int, dict[int, int]]:
+                    load_window: bool = False) -> tuple[set[int], int, dict[int, int]]:
         """Stages holding rows [a, b) (along `axis`) of activation `v`, the bytes a
         part holds for them (received pieces and, when several, their
         concatenation), and the bytes of the bands those stages slice to send
         (stage -> bytes). A graph input is loaded whole and its band sliced locally,
-        or with `sliced`, only the band is loaded."""
+        or with `load_window`, only the band is loaded."""
         p = producer(v)
         rows = shape(v)[axis]
         pcs = window_pieces(splits.get(p) if p is not None else None, rows, a, b, axis)
         per_row = nbytes(v) // rows
         win = per_row * (b - a)
         if p is None:  # a graph input: its band loaded, or held whole and the band sliced locally
-            return set(), win if sliced else nbytes(v) + (0 if (a, b) == (0, rows) else win), {}
+            return set(), win if load_window else nbytes(v) + (0 if (a, b) == (0, rows) else win), {}
         sliced: dict[int, int] = {}
         for q, lo, hi, whole in pcs:
             if not whole:
@@ -461,7 +462,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             return pb, srcs, sliced
 
         def fit(load_windows: bool) -> tuple[int, tuple[int, ...], list] | None:
-            """The fewest parts from k0 on whose every part fits the budget."""
+            """The fewest parts (from the compute share or the input's split on) whose
+            every part fits the budget: (k, bounds, parts), or None."""
             k = max(1, min(max([k_compute] + fed), rows))
             while k <= rows:
                 bounds = bounds_of(rows, k)
@@ -627,5 +629,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             continue
         home = next((t for t in sorted(srcs, reverse=True)
                      if stages[t].bytes + need <= budget and can_join(stages[t], srcs)), None)
+        if home is None and len(stages) >= ncores:  # no core left to assemble it
+            sliced_outputs.add(k)
+            continue
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
     return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs, sliced_inputs, sliced_outputs)
