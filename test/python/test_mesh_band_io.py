@@ -118,3 +118,33 @@ def test_package_passes_a_tensor_bigger_than_a_core_between_programs(tmp_path):
     assert any(re.search(r"^\.input t\S* \S+ slice=", t, re.M) for t in texts[1:])
     ref = ort.InferenceSession(str(model)).run(None, feeds)[0]
     np.testing.assert_allclose(np.load(tmp_path / "out" / "r5.npy"), ref, rtol=0, atol=1e-4)
+
+
+def test_the_simulator_feeds_slices_and_checks_the_whole_shape():
+    import pytest
+
+    from nnx.sim.asm_mesh import parse_mesh_program
+    from nnx.sim.memory import SimError
+
+    text = """.mesh 2x2
+.core 0
+.storage 128
+.input  x S:0x0<4x3xf32> slice=1:0:3 of 4x4
+.output y S:0x0<4x3xf32> slice=1:0:3 of 4x4
+.text
+.core 2
+.storage 128
+.input  x S:0x0<4x2xf32> slice=1:2:4 of 4x4
+.output y S:0x20<4x1xf32> slice=1:3:4 of 4x4
+.text
+DAU0 LOAD N:0x0<4x1xf32> <- S:0x4<4x1xf32>[2,1]
+DAU0 STORE S:0x20<4x1xf32> <- N:0x0<4x1xf32>
+"""
+    target = load_target(os.path.join(HERE, "..", "sim", "Inputs", "mesh2x2.toml"))
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    # columns 0..2 of y are core 0's slice of x as loaded, column 3 core 2's copy of x's
+    run = MeshSimulator(parse_mesh_program(text, "p.s"), target).run({"x": x})
+    np.testing.assert_array_equal(run.outputs["y"], x)
+    assert run.offchip_bytes == {"weights": 0, "inputs": 4 * (3 + 2) * 4, "outputs": 4 * 4 * 4}
+    with pytest.raises(SimError, match="input 'x' has shape 4x3, the program expects 4x4"):
+        MeshSimulator(parse_mesh_program(text, "p.s"), target).run({"x": x[:, :3]})
