@@ -55,10 +55,14 @@ from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_vi
 #: core the plan is redone with the next, smaller fill (nnx/mesh/compile.py)
 #: the fill of the default plan; when it does not plan (an op needs more cores or
 #: memory than it leaves), fuller plans are tried, and when a stage's lowered
-#: program overflows its core, emptier ones; last, full cores (an op whose input and
-#: output bands alone fill them, e.g. an elementwise op between two programs)
+#: program overflows its core, emptier ones; last, full cores (FULL_CORES)
 MEMORY_FILL = 0.6
-MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3, 1.0)
+#: the fill of the last plan tried, for programs that load or write graph inputs or
+#: outputs in slices (docs/mesh.md, "Inputs and outputs"): a package's cut at an
+#: activation bigger than a core, where an op's input and output bands (or a big
+#: conv's weights) alone fill the cores; for other programs it plans as the fullest fill
+FULL_CORES = 1.0
+MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3, FULL_CORES)
 
 #: the least work (MACs, or output elements) worth a core of its own: an op is split
 #: into at most cost / MIN_PART_COST parts, and a stage of whole ops may take at least
@@ -633,4 +637,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             sliced_outputs.add(k)
             continue
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
+    if fill >= FULL_CORES and not (sliced_inputs or sliced_outputs):  # whole I/O: keep the margins
+        return plan_partition(ops, ncores, core_memory, pack, max(f for f in MEMORY_FILLS if f < FULL_CORES),
+                              returned)
     return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs, sliced_inputs, sliced_outputs)
