@@ -2,8 +2,8 @@
 
 A stage's function takes the graph inputs (or the slices of them it loads) and the
 received pieces it reads as arguments and returns the pieces other stages read (and
-the graph outputs, or slices of them, it produces) as results; the per-core chip program is this function lowered by the
-single-core chip passes. Split op parts get the slices of their weights; a full
+the graph outputs, or slices of them, it produces) as results; the per-core chip
+program is this function lowered by the single-core chip passes. Split op parts get the slices of their weights; a full
 value made of pieces received from several stages is rebuilt by `concat` (output
 splits) or a sum (table-row splits).
 
