@@ -128,7 +128,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
         recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
         send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
-        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send)
+        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices)
     mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges)
 

@@ -1,9 +1,9 @@
 """The graph function of one stage (docs/mesh.md, "Compilation").
 
-A stage's function takes the graph inputs and the received pieces it reads as
-arguments and returns the pieces other stages read (and the graph outputs it
-produces) as results; the per-core chip program is this function lowered by the
-single-core chip passes. Split op parts get the slices of their weights; a full
+A stage's function takes the graph inputs (or the slices of them it loads) and the
+received pieces it reads as arguments and returns the pieces other stages read (and
+the graph outputs, or slices of them, it produces) as results; the per-core chip
+program is this function lowered by the single-core chip passes. Split op parts get the slices of their weights; a full
 value made of pieces received from several stages is rebuilt by `concat` (output
 splits) or a sum (table-row splits).
 
@@ -25,6 +25,7 @@ from nnx.graph_queries import const_value
 from nnx.mesh.partition import RETURN, Plan, Split, covered_pieces, shape, window_pieces
 from nnx.mesh.rows import ROW_AXIS, is_row_view, part_attributes, row_window, windowed_operands
 from nnx.resources import register_array
+from nnx.sim.asm_mesh import IOSlice
 
 
 #: (op index, result index, part or None), or with a fourth item (lo, hi, axis):
@@ -50,6 +51,10 @@ class StageIO:
     graph_inputs: list[int] = field(default_factory=list)
     send: dict[Piece, list[int]] = field(default_factory=dict)
     outputs: dict[Piece, str] = field(default_factory=dict)  # piece -> graph output name
+    #: arguments and results that are a slice of a graph input or output: stage
+    #: function name -> (graph name, slice) (docs/mesh.md, "Inputs and outputs");
+    #: output slices are set by `stage_io`, input slices by `build_stage_module`
+    slices: dict[str, tuple[str, IOSlice]] = field(default_factory=dict)
 
 
 def _result_index(v: SSAValue) -> int:
@@ -146,7 +151,14 @@ def stage_io(plan: Plan, returned: list[SSAValue], out_names: list[str]) -> list
         p = prod.of(v)
         if p is None:
             continue
-        if p in plan.splits:
+        if k in plan.sliced_outputs:  # every piece's core writes its slice
+            sp = plan.splits[p]
+            for j in range(sp.k):
+                name = f"out{k}.p{j}"
+                ios[plan.where[(p, j)]].outputs[(p, _result_index(v), j)] = name
+                ios[plan.where[(p, j)]].slices[name] = (
+                    out_names[k], IOSlice(sp.axis, sp.bounds[j], sp.bounds[j + 1], shape(v)))
+        elif p in plan.splits:
             piece = (RETURN, k, None)
             ios[plan.where[(RETURN, k)]].outputs[piece] = out_names[k]
         else:
@@ -206,6 +218,17 @@ class _Builder:
         if n not in self.graph_args:
             self.graph_args[n] = self.arg(self.in_names[n], self.main.body.block.args[n].type)
         return self.graph_args[n]
+
+    def input_slice(self, n: int, axis: int, a: int, b: int) -> SSAValue:
+        """Rows [a, b) (along `axis`) of graph input `n` as an argument of their own,
+        loaded from off-chip memory by this core alone (a `.input ... slice=`)."""
+        name = f"in{n}.{axis}.{a}.{b}"
+        key = ("slice", name)
+        if key not in self.local:
+            t = self.main.body.block.args[n].type
+            self.local[key] = self.arg(name, _with_dim(t, axis, b - a))
+            self.io.slices[name] = (self.in_names[n], IOSlice(axis, a, b, shape_of(t)))
+        return self.local[key]
 
     def piece(self, pc: Piece, t) -> SSAValue:
         if pc not in self.local:
@@ -293,11 +316,13 @@ class _Builder:
         to the rows the band reads, its constants whole, the band's own pads."""
         lo, hi = sp.bounds[part], sp.bounds[part + 1]
         a, b, _, _ = row_window(op, lo, hi)
-        in_axis = self.plan.row_inputs.get(self.plan.ops.index(op), ROW_AXIS)
+        i = self.plan.ops.index(op)
+        in_axis = self.plan.row_inputs.get(i, ROW_AXIS)
+        load_slice = i in self.plan.sliced_inputs
         windowed = [op.operands[k] for k in windowed_operands(op)]
         out_t = _with_dim(op.results[0].type, sp.axis, hi - lo)
         if is_row_view(op):  # the band of a view or transpose: the input band viewed
-            band = self.window_value(op.operands[0], a, b, in_axis)
+            band = self.window_value(op.operands[0], a, b, in_axis, load_slice)
             if isinstance(op, g.TransposeOp):
                 return g.TransposeOp.build_onnx([band], op.onnx_attributes(), [out_t])
             dims = self.emit(g.ConstantOp(register_array(np.array(shape_of(out_t), np.int64)))).results[0]
@@ -309,7 +334,7 @@ class _Builder:
             elif const_value(v) is not None:
                 ins.append(self.const(None, v))
             elif any(v is u for u in windowed):
-                ins.append(self.window_value(v, a, b, in_axis))
+                ins.append(self.window_value(v, a, b, in_axis, load_slice))
             else:
                 ins.append(self.value(v, None))
         return type(op).build_onnx(ins, part_attributes(op, lo, hi), [out_t])
@@ -335,10 +360,14 @@ class _Builder:
             self.local[pc] = self.slice_rows(self.local[pc[:3]], lo - off, hi - off, wt, axis)
         return self.piece(pc, wt)
 
-    def window_value(self, v: SSAValue, a: int, b: int, axis: int = ROW_AXIS) -> SSAValue:
-        """Rows [a, b) (along `axis`) of activation `v`, from the pieces that hold them."""
+    def window_value(self, v: SSAValue, a: int, b: int, axis: int = ROW_AXIS, load_slice: bool = False) -> SSAValue:
+        """Rows [a, b) (along `axis`) of activation `v`, from the pieces that hold them
+        (of a graph input: sliced from the whole input, or with `load_slice` loaded
+        alone)."""
         rows = shape_of(v.type)[axis]
         p = self.prod.of(v)
+        if p is None and load_slice and (a, b) != (0, rows):
+            return self.input_slice(v.index, axis, a, b)
         if p is None:
             x = self.graph_input(v.index)
             return x if (a, b) == (0, rows) else self.slice_rows(x, a, b, _with_dim(v.type, axis, b - a), axis)

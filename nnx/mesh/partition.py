@@ -55,9 +55,14 @@ from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_vi
 #: core the plan is redone with the next, smaller fill (nnx/mesh/compile.py)
 #: the fill of the default plan; when it does not plan (an op needs more cores or
 #: memory than it leaves), fuller plans are tried, and when a stage's lowered
-#: program overflows its core, emptier ones
+#: program overflows its core, emptier ones; last, full cores (FULL_CORES)
 MEMORY_FILL = 0.6
-MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3)
+#: the fill of the last plan tried, for programs that load or write graph inputs or
+#: outputs in slices (docs/mesh.md, "Inputs and outputs"): a package's cut at an
+#: activation bigger than a core, where an op's input and output bands (or a big
+#: conv's weights) alone fill the cores; for other programs it plans as the fullest fill
+FULL_CORES = 1.0
+MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3, FULL_CORES)
 
 #: the least work (MACs, or output elements) worth a core of its own: an op is split
 #: into at most cost / MIN_PART_COST parts, and a stage of whole ops may take at least
@@ -118,6 +123,12 @@ class Plan:
     #: row splits (kind "rows"): the row axis of the operands whose bands a part reads
     #: (ROW_AXIS unless a row view maps another axis to its output's rows)
     row_inputs: dict[int, int] = field(default_factory=dict)
+    #: row splits whose parts load only their window of a graph input from off-chip
+    #: memory (the input too big for a core to hold whole; docs/mesh.md, "Inputs and outputs")
+    sliced_inputs: set[int] = field(default_factory=set)
+    #: graph outputs (indices into the values @main returns) written by their pieces'
+    #: cores, each its slice, instead of being assembled on one core by a RETURN item
+    sliced_outputs: set[int] = field(default_factory=set)
 
 
 def nbytes(v: SSAValue) -> int:
@@ -331,7 +342,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     compute a stage of whole ops may take (larger: fewer, fuller stages); `fill` is
     the fraction of a core's memory a stage plans to use. A graph output that is
     split (of `returned`, the values @main returns) is assembled by an item
-    (RETURN, output index), in the stage of one of its pieces when it has room."""
+    (RETURN, output index), in the stage of one of its pieces when it has room; when
+    one core cannot hold it, or none of its pieces' stages has room and the mesh no
+    core to spare, each piece's core writes its slice instead (`Plan.sliced_outputs`)."""
     index = {id(op): i for i, op in enumerate(ops)}
     budget = core_memory * fill
     costs = [op_cost(op) for op in ops]
@@ -341,6 +354,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     splits: dict[int, Split] = {}
     reductions: dict[int, Split] = {}
     row_inputs: dict[int, int] = {}
+    sliced_inputs: set[int] = set()
+    sliced_outputs: set[int] = set()
     stages: list[Stage] = []
     where: dict[tuple[int, int | None], int] = {}
     succ: list[set[int]] = []
@@ -388,18 +403,20 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     def can_join(s: Stage, srcs: set[int]) -> bool:
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
-    def row_sources(v: SSAValue, a: int, b: int, axis: int) -> tuple[set[int], int, dict[int, int]]:
+    def row_sources(v: SSAValue, a: int, b: int, axis: int,
+                    load_window: bool = False) -> tuple[set[int], int, dict[int, int]]:
         """Stages holding rows [a, b) (along `axis`) of activation `v`, the bytes a
         part holds for them (received pieces and, when several, their
         concatenation), and the bytes of the bands those stages slice to send
-        (stage -> bytes)."""
+        (stage -> bytes). A graph input is loaded whole and its band sliced locally,
+        or with `load_window`, only the band is loaded."""
         p = producer(v)
         rows = shape(v)[axis]
         pcs = window_pieces(splits.get(p) if p is not None else None, rows, a, b, axis)
         per_row = nbytes(v) // rows
         win = per_row * (b - a)
-        if p is None:  # a graph input: held whole, its band sliced locally
-            return set(), nbytes(v) + (0 if (a, b) == (0, rows) else win), {}
+        if p is None:  # a graph input: its band loaded, or held whole and the band sliced locally
+            return set(), win if load_window else nbytes(v) + (0 if (a, b) == (0, rows) else win), {}
         sliced: dict[int, int] = {}
         for q, lo, hi, whole in pcs:
             if not whole:
@@ -435,30 +452,45 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
         other = w_bytes + sum(nbytes(v) for v in whole_acts)
 
-        def part(lo: int, hi: int) -> tuple[int, set[int], dict[int, int]]:
+        def part(lo: int, hi: int, load_windows: bool) -> tuple[int, set[int], dict[int, int]]:
             a, b, _, _ = row_window(op, lo, hi)
             srcs: set[int] = set().union(*(source_stages(v, None) for v in whole_acts)) if whole_acts else set()
             pb = other + out_bytes * (hi - lo) // rows
             sliced: dict[int, int] = {}
             for v in win_vals:
-                st, nb, sl = row_sources(v, a, b, in_axis)
+                st, nb, sl = row_sources(v, a, b, in_axis, load_windows)
                 srcs |= st
                 pb += nb
                 for t, n in sl.items():
                     sliced[t] = sliced.get(t, 0) + n
             return pb, srcs, sliced
 
-        k = max(1, min(max([k_compute] + fed), rows))
-        while k <= rows:
-            bounds = bounds_of(rows, k)
-            parts = [part(bounds[j], bounds[j + 1]) for j in range(k)]
-            if all(pb <= budget for pb, _, _ in parts):
-                break
-            k = k + max(1, k // 8)
-        else:
+        def fit(load_windows: bool) -> tuple[int, tuple[int, ...], list] | None:
+            """The fewest parts (from the compute share or the input's split on) whose
+            every part fits the budget: (k, bounds, parts), or None."""
+            k = max(1, min(max([k_compute] + fed), rows))
+            while k <= rows:
+                bounds = bounds_of(rows, k)
+                parts = [part(bounds[j], bounds[j + 1], load_windows) for j in range(k)]
+                if all(pb <= budget for pb, _, _ in parts):
+                    return k, bounds, parts
+                k = k + max(1, k // 8)
+            return None
+
+        # graph inputs held whole by every part; only their windows loaded when that
+        # does not fit the mesh (docs/mesh.md, "Inputs and outputs")
+        found, load_windows = fit(False), False
+        if (found is None or found[0] > ncores) and any(producer(v) is None for v in win_vals):
+            windows = fit(True)
+            if windows is not None and (found is None or windows[0] < found[0]):
+                found, load_windows = windows, True
+        if found is None:
             return False
+        k, bounds, parts = found
         if k == 1:
             return False
+        if load_windows:
+            sliced_inputs.add(i)
         sp = Split(out_axis, bounds, rows=True)
         kinds.append("rows")
         splits[i] = sp
@@ -596,9 +628,16 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             continue
         srcs = source_stages(v, None)
         need = 2 * nbytes(v)  # the pieces received and their concatenation
-        if need > core_memory:  # a graph output is held whole by one core
-            raise MeshFitError("memory", op_label(v.owner), need, core_memory, v.owner)
+        if need > core_memory:  # too big for one core: written in slices by the pieces' cores
+            sliced_outputs.add(k)
+            continue
         home = next((t for t in sorted(srcs, reverse=True)
                      if stages[t].bytes + need <= budget and can_join(stages[t], srcs)), None)
+        if home is None and len(stages) >= ncores:  # no core left to assemble it
+            sliced_outputs.add(k)
+            continue
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
-    return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs)
+    if fill >= FULL_CORES and not (sliced_inputs or sliced_outputs):  # whole I/O: keep the margins
+        return plan_partition(ops, ncores, core_memory, pack, max(f for f in MEMORY_FILLS if f < FULL_CORES),
+                              returned)
+    return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs, sliced_inputs, sliced_outputs)

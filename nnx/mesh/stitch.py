@@ -16,10 +16,10 @@ earlier in the stage order, and a SEND never waits for its receiver.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nnx.sim.asm import Program
-from nnx.sim.asm_mesh import CoreData, CoreSection, MeshProgram
+from nnx.sim.asm_mesh import CoreData, CoreSection, IOSlice, MeshProgram, SlicedSymbol
 from nnx.sim.isa import Instr, Tile
 from nnx.sim.isa_mesh import RECV, SEND, noc_instr
 
@@ -29,12 +29,16 @@ NOC_UNIT = "DAU0"
 @dataclass
 class CoreProgram:
     """One stage lowered: its program, weights image, and which of its arguments are
-    received (name -> source core) and results sent (name -> destination cores)."""
+    received (name -> source core) and results sent (name -> destination cores);
+    `slices`: the arguments and results that are a slice of a graph input or output
+    (name -> (graph name, slice)), declared `.input/.output ... slice=` (docs/mesh.md,
+    "Inputs and outputs")."""
 
     program: Program
     data: bytes | None
     recv: dict[str, int]
     send: dict[str, list[int]]
+    slices: dict[str, tuple[str, IOSlice]] = field(default_factory=dict)
 
 
 def _sync(unit: str, mnemonic: str, token: str) -> Instr:
@@ -64,6 +68,15 @@ def _last_writes(instrs: list[Instr], tile: Tile) -> dict[str, int]:
     return out
 
 
+def _graph_symbol(sym, slices: dict[str, tuple[str, IOSlice]]):
+    """The `.input`/`.output` symbol of a stage argument or result: a slice of a graph
+    tensor under the graph tensor's name, else the symbol unchanged."""
+    if sym.name not in slices:
+        return sym
+    name, sl = slices[sym.name]
+    return SlicedSymbol(name, sym.tile, sym.line, sl)
+
+
 def add_messages(cp: CoreProgram) -> Program:
     """`cp.program` with its received inputs and sent outputs turned into RECV/SEND
     (see the module docstring). A RECV goes on DAU0 just before the first instruction
@@ -76,8 +89,8 @@ def add_messages(cp: CoreProgram) -> Program:
     p = cp.program
     tiles_in = {s.name: s.tile for s in p.inputs}
     tiles_out = {s.name: s.tile for s in p.outputs}
-    p.inputs = [s for s in p.inputs if s.name not in cp.recv]
-    p.outputs = [s for s in p.outputs if s.name not in cp.send]
+    p.inputs = [_graph_symbol(s, cp.slices) for s in p.inputs if s.name not in cp.recv]
+    p.outputs = [_graph_symbol(s, cp.slices) for s in p.outputs if s.name not in cp.send]
     body = list(p.instrs)
     units = sorted({i.unit for i in body} - {NOC_UNIT})
     before: dict[int, list[Instr]] = {}

@@ -20,8 +20,17 @@ is the core's memory, plus the NoC instructions SEND/RECV (isa_mesh.py):
 
 `.data FILE S:ADDR BYTES [offset=N] [crc32=0x...]` copies BYTES bytes of FILE from
 byte N into the core's memory before the run; several cores may share one file.
-A graph input may be declared on several cores (each receives a copy); a graph output
-on exactly one. Every problem is an `AsmError` naming the file and line.
+A graph input may be declared on several cores (each receives a copy); a whole graph
+output on exactly one. A graph input or output too big for one core is declared in
+slices (docs/mesh.md, "Inputs and outputs"):
+
+    .input  x S:0x0<1x3x10x32xf32> slice=2:6:16 of 1x3x32x32   ; rows 6..15 of x
+    .output y S:0x0<1x8x8x32xf32> slice=2:8:16 of 1x8x32x32    ; rows 8..15 of y
+
+each core loads (or writes) only its slice along AXIS, [LO, HI), of the whole tensor
+of shape SHAPE in the off-chip memory. Input slices may overlap (a row window's
+halo); the slices of an output must tile it exactly. Every problem is an `AsmError`
+naming the file and line.
 """
 
 from __future__ import annotations
@@ -30,9 +39,11 @@ import re
 from dataclasses import dataclass, field
 
 from nnx.sim.asm import (
+    _NAME_RE,
     AsmError,
     DataSegment,
     Program,
+    Symbol,
     _LineError,
     _strip_comment,
     format_instr,
@@ -69,6 +80,38 @@ class CoreData(DataSegment):
     """A weights image of one core: `size` bytes of `file` from byte `file_offset`."""
 
     file_offset: int = 0
+
+
+@dataclass(frozen=True)
+class IOSlice:
+    """The slice [lo, hi) along `axis` of a graph input or output of shape `shape` that
+    one core loads or writes (docs/mesh.md, "Inputs and outputs")."""
+
+    axis: int
+    lo: int
+    hi: int
+    shape: tuple[int, ...]
+
+    def index(self) -> tuple[slice, ...]:
+        """The numpy index of the slice in the whole tensor."""
+        idx = [slice(None)] * len(self.shape)
+        idx[self.axis] = slice(self.lo, self.hi)
+        return tuple(idx)
+
+    def slice_shape(self) -> tuple[int, ...]:
+        dims = list(self.shape)
+        dims[self.axis] = self.hi - self.lo
+        return tuple(dims)
+
+    def text(self) -> str:
+        return f"slice={self.axis}:{self.lo}:{self.hi} of {'x'.join(map(str, self.shape))}"
+
+
+@dataclass(slots=True)
+class SlicedSymbol(Symbol):
+    """A `.input`/`.output` holding one slice of the graph tensor `name`."""
+
+    slice: IOSlice | None = None
 
 
 @dataclass
@@ -153,11 +196,47 @@ def _data_line(words: list[str], line: int) -> CoreData:
     return CoreData(words[1], int(m.group(1), 0), size, opts.get("crc32"), line, opts.get("offset", 0))
 
 
+_SLICE_RE = re.compile(r"^slice=([0-9]+):([0-9]+):([0-9]+)$")
+_SHAPE_RE = re.compile(r"^[0-9]+(x[0-9]+)*$")
+
+
+def _sliced_symbol(words: list[str], line: int) -> SlicedSymbol:
+    """`.input|.output NAME TILE slice=AXIS:LO:HI of SHAPE`."""
+    kw = words[0]
+    if len(words) != 6 or words[4] != "of":
+        raise _LineError(f"{kw} takes NAME TILE [slice=AXIS:LO:HI of SHAPE]")
+    name = words[1]
+    if not _NAME_RE.match(name):
+        raise _LineError(f"{kw}: malformed name '{name}'")
+    tile = parse_tile(words[2])
+    if tile.space != "S":
+        raise _LineError(f"{kw} {name}: must live in storage (S), not {tile.space}")
+    if not tile.contiguous:
+        raise _LineError(f"{kw} {name}: must be a dense tile")
+    m = _SLICE_RE.match(words[3])
+    if not m:
+        raise _LineError(f"{kw} {name}: expected slice=AXIS:LO:HI, got '{words[3]}'")
+    if not _SHAPE_RE.match(words[5]):
+        raise _LineError(f"{kw} {name}: expected the whole tensor's shape DxDx..., got '{words[5]}'")
+    axis, lo, hi = (int(g) for g in m.groups())
+    shape = tuple(int(d) for d in words[5].split("x"))
+    if axis >= len(shape):
+        raise _LineError(f"{kw} {name}: slice axis {axis} is not an axis of {words[5]}")
+    if not 0 <= lo < hi <= shape[axis]:
+        raise _LineError(f"{kw} {name}: slice {lo}:{hi} is not a non-empty range within 0:{shape[axis]} of axis {axis}")
+    sl = IOSlice(axis, lo, hi, shape)
+    if tile.shape != sl.slice_shape():
+        raise _LineError(f"{kw} {name}: tile shape {'x'.join(map(str, tile.shape))} is not the slice's "
+                         f"{'x'.join(map(str, sl.slice_shape()))}")
+    return SlicedSymbol(name, tile, line, sl)
+
+
 def _parse_section(lines: list[str], first: int, core: int, ncores: int, path: str) -> CoreSection:
     """The section whose `.core` line is file line `first` and whose body is `lines`."""
     kept: list[str] = []
     noc: list[Instr] = []
     data: list[CoreData] = []
+    sliced: dict[str, list[SlicedSymbol]] = {".input": [], ".output": []}
     in_text = False
     storage_line = 0
     for i, raw in enumerate(lines):
@@ -186,6 +265,16 @@ def _parse_section(lines: list[str], first: int, core: int, ncores: int, path: s
                 data.append(_data_line(words, lineno))
                 kept.append("")
                 continue
+            if len(words) > 3 and words[0] in sliced:
+                if in_text:
+                    raise _LineError(f"directive {words[0]} after .text")
+                sym = _sliced_symbol(words, lineno)
+                for prev in sliced[words[0]]:
+                    if prev.name == sym.name and prev.slice == sym.slice:
+                        raise _LineError(f"{words[0]} {sym.name} {sym.slice.text()} already declared on line {prev.line}")
+                sliced[words[0]].append(sym)
+                kept.append("")
+                continue
         except _LineError as e:
             raise AsmError(path, lineno, str(e)) from None
         kept.append(raw)
@@ -199,6 +288,13 @@ def _parse_section(lines: list[str], first: int, core: int, ncores: int, path: s
         ins.line += first
     for sym in prog.inputs + prog.outputs + prog.consts:
         sym.line += first
+    for sym in sliced[".input"] + sliced[".output"]:
+        if sym.tile.end > prog.storage_bytes:
+            raise AsmError(path, sym.line, f"'{sym.name}' ends at byte {sym.tile.end}, beyond .storage {prog.storage_bytes}")
+    if sliced[".input"]:
+        prog.inputs = sorted(prog.inputs + sliced[".input"], key=lambda x: x.line)
+    if sliced[".output"]:
+        prog.outputs = sorted(prog.outputs + sliced[".output"], key=lambda x: x.line)
     for seg in data:
         if seg.addr + seg.size > prog.storage_bytes:
             raise AsmError(path, seg.line, f".data ends at byte {seg.addr + seg.size}, beyond .storage {prog.storage_bytes}")
@@ -268,21 +364,60 @@ def read_mesh_program(path: str) -> MeshProgram:
     return parse_mesh_program(read_text(path), path)
 
 
+def io_slice(sym: Symbol) -> IOSlice | None:
+    """The slice a `.input`/`.output` symbol holds (None: the whole tensor)."""
+    return sym.slice if isinstance(sym, SlicedSymbol) else None
+
+
+def whole_shape(sym: Symbol) -> tuple[int, ...]:
+    """The shape of the whole graph tensor a symbol holds (a slice of)."""
+    sl = io_slice(sym)
+    return sl.shape if sl is not None else sym.tile.shape
+
+
 def _check_symbols(mp: MeshProgram) -> None:
-    """A graph output lives on one core; a graph input has one shape on every core."""
-    outs: dict[str, tuple[int, int]] = {}
-    ins: dict[str, tuple[int, Tile, int]] = {}
+    """A whole graph output lives on one core, a sliced one is tiled exactly by its
+    slices; a graph input has one shape and type on every core (whole or sliced)."""
+    outs: dict[str, list[tuple[int, Symbol]]] = {}
+    ins: dict[str, tuple[int, Symbol]] = {}
     for c, sec in mp.cores.items():
         for s in sec.program.outputs:
-            if s.name in outs:
-                oc, ol = outs[s.name]
-                raise AsmError(mp.path, s.line, f".output {s.name} is already held by core {oc} (line {ol})")
-            outs[s.name] = (c, s.line)
+            outs.setdefault(s.name, []).append((c, s))
         for s in sec.program.inputs:
             prev = ins.get(s.name)
-            if prev is not None and (prev[1].shape, prev[1].dtype) != (s.tile.shape, s.tile.dtype):
-                raise AsmError(mp.path, s.line, f".input {s.name} has another shape or type on core {prev[0]} (line {prev[2]})")
-            ins.setdefault(s.name, (c, s.tile, s.line))
+            if prev is not None and (whole_shape(prev[1]), prev[1].tile.dtype) != (whole_shape(s), s.tile.dtype):
+                raise AsmError(mp.path, s.line, f".input {s.name} has another shape or type on core {prev[0]} (line {prev[1].line})")
+            ins.setdefault(s.name, (c, s))
+    for name, held in outs.items():
+        c0, s0 = held[0]
+        for c, s in held[1:]:
+            if io_slice(s) is None or io_slice(s0) is None:
+                raise AsmError(mp.path, s.line, f".output {name} is already held by core {c0} (line {s0.line})")
+            if (io_slice(s).shape, io_slice(s).axis, s.tile.dtype) != (io_slice(s0).shape, io_slice(s0).axis, s0.tile.dtype):
+                raise AsmError(mp.path, s.line, f".output {name}: slice of another shape, axis or type than on core {c0} (line {s0.line})")
+        if io_slice(s0) is not None:
+            _check_tiling(mp.path, name, held)
+
+
+def _check_tiling(path: str, name: str, held: list[tuple[int, Symbol]]) -> None:
+    """The slices of output `name` cover its axis exactly: no gap, no overlap."""
+    pieces = sorted(held, key=lambda cs: (cs[1].slice.lo, cs[1].slice.hi))
+    sl0 = pieces[0][1].slice
+    at, prev = 0, None
+    for c, s in pieces:
+        sl = s.slice
+        if sl.lo < at:
+            pc, ps = prev
+            raise AsmError(path, max(s.line, ps.line), f".output {name}: slice {sl.lo}:{sl.hi} (core {c}, line {s.line}) "
+                           f"overlaps slice {ps.slice.lo}:{ps.slice.hi} (core {pc}, line {ps.line}) along axis {sl.axis}")
+        if sl.lo > at:
+            raise AsmError(path, s.line, f".output {name}: no core writes {at}:{sl.lo} along axis {sl.axis} "
+                           f"of {'x'.join(map(str, sl.shape))}")
+        at, prev = sl.hi, (c, s)
+    if at < sl0.shape[sl0.axis]:
+        c, s = prev
+        raise AsmError(path, s.line, f".output {name}: no core writes {at}:{sl0.shape[sl0.axis]} along axis "
+                       f"{sl0.axis} of {'x'.join(map(str, sl0.shape))}")
 
 
 def _describe(t: Tile) -> str:
@@ -338,7 +473,8 @@ def format_mesh_program(mp: MeshProgram) -> str:
             out.append(f".data {seg.file} S:0x{seg.addr:x} {seg.size}{extra}")
         for kw, syms in ((".input", p.inputs), (".output", p.outputs), (".const", p.consts)):
             for s in syms:
-                out.append(f"{kw} {s.name} {s.tile.text()}")
+                sl = io_slice(s) if kw != ".const" else None
+                out.append(f"{kw} {s.name} {s.tile.text()}" + (f" {sl.text()}" if sl is not None else ""))
         out.append(".text")
         out.extend(format_noc(i) if is_noc(i) else format_instr(i) for i in p.instrs)
     return "\n".join(out) + "\n"

@@ -7,8 +7,9 @@ memory as the asm space `S`. The cores are joined by the network-on-chip of
 nnx/sim/noc.py and share the off-chip memory of nnx/sim/offchip.py:
 
 * **Program start.** Every core's weights image (`.data`) and graph inputs
-  (`.input`) stream in from the off-chip memory, all cores sharing its bandwidth; a
-  core's units (and its instruction fetch) start when its own bytes are in.
+  (`.input`, or only its slice of a sliced input) stream in from the off-chip
+  memory, all cores sharing its bandwidth; a core's units (and its instruction
+  fetch) start when its own bytes are in.
 * **SEND** (a DAU instruction) starts when its unit is free and it has been fetched;
   it reads its tile at that moment, is ready for the network `DAU.latency_cycles`
   later, and occupies its DAU until the last byte has left (route reservation in
@@ -16,8 +17,9 @@ nnx/sim/noc.py and share the off-chip memory of nnx/sim/offchip.py:
 * **RECV** blocks its unit until the matching SEND has executed; it ends when the
   last byte has arrived, or at once if they arrived earlier. Its busy cycles are
   those during which bytes arrive while it is posted.
-* **Program end.** When a core's units are done its graph outputs stream out to
-  the off-chip memory (shared bandwidth again). `cycles` is the last of these ends.
+* **Program end.** When a core's units are done its graph outputs (or its slices
+  of them) stream out to the off-chip memory (shared bandwidth again); a sliced
+  output is the slices of every core put together. `cycles` is the last of these ends.
 
 Each unit runs its queue in order; the simulator interleaves the cores' queues in an
 order that respects tokens and messages (so data are exactly what the program states),
@@ -36,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from nnx.sim.asm import AsmError
-from nnx.sim.asm_mesh import CoreSection, MeshProgram
+from nnx.sim.asm_mesh import CoreSection, MeshProgram, io_slice
 from nnx.sim.isa_mesh import SEND, MessageKey, is_noc, message_key, noc_tile
 from nnx.sim.memory import InputNeuronCache, Memory, OutputCache, SimError, WeightCache
 from nnx.sim.noc import Noc, serialisation_cycles
@@ -187,12 +189,20 @@ class MeshSimulator:
         return list(seen)
 
     def set_input(self, name: str, value: np.ndarray) -> None:
-        """Write a graph input into every core that holds it."""
+        """Write a graph input into every core that holds it (or its slice of it)."""
         hits = [(core, s) for core in self.cores.values() for s in core.sec.program.inputs if s.name == name]
         if not hits:
             raise SimError(f"the program has no input '{name}' (inputs: {', '.join(self.input_names()) or 'none'})")
         for core, sym in hits:
-            core.storage.view(sym.tile)[...] = checked_input(name, value, sym.tile)
+            sl = io_slice(sym)
+            if sl is not None:
+                value = np.asarray(value)
+                if tuple(value.shape) != sl.shape:
+                    raise SimError(f"input '{name}' has shape {'x'.join(map(str, value.shape)) or 'scalar'}, "
+                                   f"the program expects {'x'.join(map(str, sl.shape))}")
+                core.storage.view(sym.tile)[...] = checked_input(name, value[sl.index()], sym.tile)
+            else:
+                core.storage.view(sym.tile)[...] = checked_input(name, value, sym.tile)
 
     # ---- running ------------------------------------------------------------------------
     def run(self, inputs: dict[str, np.ndarray] | None = None) -> MeshRunResult:
@@ -285,7 +295,7 @@ class MeshSimulator:
         obytes = [sum(s.tile.nbytes for s in c.sec.program.outputs) for c in cores]
         stores = shared_transfers([(e, b) for e, b in zip(ends, obytes)],
                                   off.bytes_per_cycle, core_dma, off.latency_cycles)
-        outputs = {s.name: c.storage.view(s.tile).copy() for c in cores for s in c.sec.program.outputs}
+        outputs = self._outputs(cores)
         store_end = max((s for s, b in zip(stores, obytes) if b), default=0)
         return MeshRunResult(
             outputs=outputs,
@@ -304,6 +314,23 @@ class MeshSimulator:
             macs_skipped=int(dense - macs),
             link_busy={k: list(zip(b.starts, b.ends)) for k, b in noc.busy.items()} if self.record_events else {},
         )
+
+    @staticmethod
+    def _outputs(cores: list[_Core]) -> dict[str, np.ndarray]:
+        """The graph outputs: whole ones read from their core, sliced ones assembled
+        from every core's slice (the assembler checked that they tile the output)."""
+        outputs: dict[str, np.ndarray] = {}
+        for c in cores:
+            for s in c.sec.program.outputs:
+                sl = io_slice(s)
+                if sl is None:
+                    outputs[s.name] = c.storage.view(s.tile).copy()
+                    continue
+                view = c.storage.view(s.tile)
+                if s.name not in outputs:
+                    outputs[s.name] = np.empty(sl.shape, view.dtype)
+                outputs[s.name][sl.index()] = view
+        return outputs
 
     def _check_deadlock(self, cores: list[_Core]) -> None:
         blocked: list[tuple[int, int, str]] = []

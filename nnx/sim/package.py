@@ -14,7 +14,10 @@ A package is a manifest at `PROG.s` plus one mesh program file set per program
     .program prog.p2.s
 
 Each program's `.input`/`.output` names are model input/output names or the names of
-values parked in host memory between programs (`t<op>_<result>`). An output that is
+values parked in host memory between programs (`t<op>_<result>`). Host memory holds
+them whole; a program may read (write) them in slices, one per core (docs/mesh.md,
+"Inputs and outputs"): the mesh simulator feeds each core its slice and assembles
+the outputs, and the host link moves each tensor once. An output that is
 another output's value, a model input, or a constant is an alias or a `.host` tensor. Running a package
 (`run_package`): for each program in order, its weights are loaded from the host
 over the host link, its inputs read from host memory, it runs on the mesh simulator,

@@ -125,3 +125,91 @@ def test_malformed_mesh_programs(text, expect):
     with pytest.raises(AsmError) as e:
         parse_mesh_program(text, "p.s")
     assert str(e.value) == expect
+
+
+# ---------------------------------------------------------------- sliced inputs and outputs
+
+SLICED = """; rows 0..2 and 2..4 of y on two cores, each loading the rows of x it needs (a halo row)
+.mesh 2x1
+.core 0
+.storage 64
+.input x S:0x0<3x4xf32> slice=0:0:3 of 4x4
+.output y S:0x30<2x2xf32> slice=0:0:2 of 4x2   ; top half
+.text
+.core 1
+.storage 64
+.input x S:0x0<3x4xf32> slice=0:1:4 of 4x4
+.input z S:0x30<4x1xf32>
+.output y S:0x30<2x2xf32> slice=0:2:4 of 4x2
+.text
+"""
+
+
+def test_sliced_inputs_and_outputs_parse_and_round_trip():
+    from nnx.sim.asm_mesh import IOSlice, io_slice
+
+    mp = parse_mesh_program(SLICED, "p.s")
+    c0, c1 = mp.cores[0].program, mp.cores[1].program
+    assert [(s.name, io_slice(s)) for s in c0.inputs] == [("x", IOSlice(0, 0, 3, (4, 4)))]
+    assert [(s.name, io_slice(s), s.line) for s in c1.inputs] == [("x", IOSlice(0, 1, 4, (4, 4)), 10),
+                                                                  ("z", None, 11)]
+    assert io_slice(c1.outputs[0]) == IOSlice(0, 2, 4, (4, 2)) and c1.outputs[0].tile.shape == (2, 2)
+    text = format_mesh_program(mp)
+    assert ".input x S:0x0<3x4xf32> slice=0:1:4 of 4x4" in text
+    assert format_mesh_program(parse_mesh_program(text, "q.s")) == text
+
+
+def _sliced(*core_lines: list[str]) -> str:
+    body = [".mesh 2x1"]
+    for c, lines in enumerate(core_lines):
+        body += [f".core {c}", ".storage 64", *lines, ".text"]
+    return _lines(*body)
+
+
+SLICED_BAD = [
+    # the slice's range must lie within the axis, and be non-empty
+    (_sliced([".input x S:0x0<3x4xf32> slice=0:2:5 of 4x4"]),
+     "p.s:4: error: .input x: slice 2:5 is not a non-empty range within 0:4 of axis 0"),
+    # the axis must exist
+    (_sliced([".input x S:0x0<3x4xf32> slice=2:0:3 of 4x4"]),
+     "p.s:4: error: .input x: slice axis 2 is not an axis of 4x4"),
+    # the tile is the slice's shape
+    (_sliced([".output y S:0x0<2x4xf32> slice=0:0:3 of 4x4"]),
+     "p.s:4: error: .output y: tile shape 2x4 is not the slice's 3x4"),
+    # malformed slice, malformed shape, missing 'of'
+    (_sliced([".input x S:0x0<3x4xf32> slice=0:3 of 4x4"]),
+     "p.s:4: error: .input x: expected slice=AXIS:LO:HI, got 'slice=0:3'"),
+    (_sliced([".input x S:0x0<3x4xf32> slice=0:0:3 of 4by4"]),
+     "p.s:4: error: .input x: expected the whole tensor's shape DxDx..., got '4by4'"),
+    (_sliced([".input x S:0x0<3x4xf32> slice=0:0:3 4x4"]),
+     "p.s:4: error: .input takes NAME TILE [slice=AXIS:LO:HI of SHAPE]"),
+    # beyond the core's storage
+    (_sliced([".input x S:0x30<3x4xf32> slice=0:0:3 of 4x4"]),
+     "p.s:4: error: 'x' ends at byte 96, beyond .storage 64"),
+    # the same slice twice on one core
+    (_sliced([".input x S:0x0<1x4xf32> slice=0:0:1 of 4x4", ".input x S:0x10<1x4xf32> slice=0:0:1 of 4x4"]),
+     "p.s:5: error: .input x slice=0:0:1 of 4x4 already declared on line 4"),
+    # an input whose whole shape differs between cores
+    (_sliced([".input x S:0x0<3x4xf32> slice=0:0:3 of 4x4"], [".input x S:0x0<3x4xf32> slice=0:0:3 of 5x4"]),
+     "p.s:8: error: .input x has another shape or type on core 0 (line 4)"),
+    # output slices leaving a gap, overlapping, or not reaching the end
+    (_sliced([".output y S:0x0<1x4xf32> slice=0:0:1 of 4x4"], [".output y S:0x0<2x4xf32> slice=0:2:4 of 4x4"]),
+     "p.s:8: error: .output y: no core writes 1:2 along axis 0 of 4x4"),
+    (_sliced([".output y S:0x0<3x4xf32> slice=0:0:3 of 4x4"], [".output y S:0x0<2x4xf32> slice=0:2:4 of 4x4"]),
+     "p.s:8: error: .output y: slice 2:4 (core 1, line 8) overlaps slice 0:3 (core 0, line 4) along axis 0"),
+    (_sliced([".output y S:0x0<3x4xf32> slice=0:0:3 of 4x4"]),
+     "p.s:4: error: .output y: no core writes 3:4 along axis 0 of 4x4"),
+    # a whole output and a slice of it
+    (_sliced([".output y S:0x0<4x4xf32>"], [".output y S:0x0<2x4xf32> slice=0:2:4 of 4x4"]),
+     "p.s:8: error: .output y is already held by core 0 (line 4)"),
+    # slices along different axes
+    (_sliced([".output y S:0x0<2x4xf32> slice=0:0:2 of 4x4"], [".output y S:0x0<4x2xf32> slice=1:2:4 of 4x4"]),
+     "p.s:8: error: .output y: slice of another shape, axis or type than on core 0 (line 4)"),
+]
+
+
+@pytest.mark.parametrize("text,expect", SLICED_BAD)
+def test_malformed_sliced_inputs_and_outputs(text, expect):
+    with pytest.raises(AsmError) as e:
+        parse_mesh_program(text, "p.s")
+    assert str(e.value) == expect
