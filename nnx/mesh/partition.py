@@ -349,12 +349,14 @@ def block_split(op: Operation, act: SSAValue, band_bytes, budget: float, max_par
     return BlockSplit(Split(in_axis, bounds_of(n_in, ki)), Split(out_axis, bounds_of(n_out, kj)))
 
 
-def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8) -> int:
+def pieces_for_reduction(op: Operation, axis: int, budget: float, max_parts: int, depth: int = 8) -> int:
     """The number of pieces `op`'s result must be split into along `axis` so that a
     later reduction split fits `budget` (1 if none is needed): a conv/gemm/matmul
     reading the result through ops that follow the split (elementwise, depthwise
     conv, ...; see `can_follow`), whose input alone
-    is too big for a core, takes runs of those pieces (see `reduction_split`)."""
+    is too big for a core, takes runs of those pieces (see `reduction_split`). A
+    reduction that would need more than `max_parts` parts (the mesh's cores) asks
+    for nothing: it cannot fit, and the op is split in 2-D instead."""
     need, seen = 1, set()
     todo = [(op.results[0], depth)]
     while todo:
@@ -367,8 +369,9 @@ def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8
             if reduction_axis(user, v) == axis:
                 out = sum(nbytes(r) for r in user.results)
                 room = budget - REDUCTION_OUTPUTS * out
-                if nbytes(v) + out > budget and room > 0:
-                    need = max(need, int(np.ceil((nbytes(v) + const_bytes(user)) / room)))
+                parts = int(np.ceil((nbytes(v) + const_bytes(user)) / room)) if room > 0 else 0
+                if nbytes(v) + out > budget and 0 < parts <= max_parts:
+                    need = max(need, parts)
             elif d > 0 and can_follow(user, Split(axis, (0, shape(v)[axis])), shape(v)):
                 todo.append((user.results[0], d - 1))
     return need
@@ -636,7 +639,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if combine == "concat":  # fine enough pieces for a reduction split downstream
-                k = max(k, min(pieces_for_reduction(op, axis, budget), size))
+                k = max(k, min(pieces_for_reduction(op, axis, budget, ncores), size))
             if k > size or (k_mem > 1 and room <= 0):
                 red = reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
                                       and producer(acts[0]) is not None else None, budget)
