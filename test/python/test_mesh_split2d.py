@@ -155,3 +155,27 @@ def test_block_part_numbers_put_chain_ends_first():
     assert sorted(nums.values()) == list(range(12))
     assert [nums[(2, j)] for j in range(4)] == [0, 1, 2, 3]
     assert all(blk.coords(n) == rj for rj, n in nums.items())
+
+
+def test_output_split_needing_more_parts_than_cores_is_split_in_2d(tmp_path, monkeypatch):
+    """With 48 KiB cores the big conv's input fits the planned fill, so a split by
+    output channels exists, but it needs more parts (3 channels each) than the 16
+    cores: the conv is split in 2-D over at most 16 parts instead; with 1-D splits
+    only, the plan keeps the output split and its parts outnumber the cores."""
+    from nnx.mesh.compile import main_function
+
+    path = str(tmp_path / "m.onnx")
+    _conv_model(path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    main = main_function(module)
+    ops = [op for op in main.body.block.ops if op.name not in ("graph.constant", "func.return")]
+    big = next(i for i, op in enumerate(ops) if op.name == "graph.conv" and nbytes(op.operands[1]) > 100000)
+    plan = partition.plan_partition(ops, 16, 49152, 1.0, MEMORY_FILL, list(main.body.block.last_op.operands))
+    assert nbytes(ops[big].operands[0]) < 49152 * MEMORY_FILL
+    assert plan.kinds[big] == "block", plan.kinds
+    blk = plan.blocks[big]
+    assert blk.ki >= 2 and blk.kj >= 2 and blk.ki * blk.kj <= 16
+    monkeypatch.setattr(partition, "block_split", lambda *a, **k: None)
+    plan = partition.plan_partition(ops, 16, 49152, 1.0, MEMORY_FILL, list(main.body.block.last_op.operands))
+    assert plan.kinds[big] == "split" and plan.splits[big].k > 16
