@@ -147,6 +147,28 @@ def test_op_too_big_both_ways_is_split_in_2d_and_matches_onnxruntime(model, op_n
         _compile(path, target)
 
 
+@pytest.mark.parametrize("model", [_conv_model, _gemm_model])
+def test_input_pieces_finer_than_the_ranges_are_multiplied_one_by_one(model, tmp_path, monkeypatch):
+    """The producer split into 8 pieces (forced), finer than the 2-D split's input
+    ranges: a part multiplies each piece inside its range (and the band of a piece
+    only partly inside, sliced by its producer) with the matching weight block and
+    sums the products; the outputs still match onnxruntime."""
+    import onnxruntime as ort
+
+    monkeypatch.setattr(partition, "pieces_for_reduction", lambda *a, **k: 8)
+    path = str(tmp_path / "m.onnx")
+    feeds = model(path)
+    target = _target(tmp_path)
+    comp = _compile(path, target)
+    plan = comp.plan
+    (i,) = [i for i in range(len(plan.ops)) if plan.kinds[i] == "block"]
+    assert plan.splits[i - 1].k == 8 and plan.blocks[i].ki < 8
+    got = _run(comp, target, feeds, tmp_path).outputs
+    sess = ort.InferenceSession(path)
+    for out, ref in zip(sess.get_outputs(), sess.run(None, feeds)):
+        np.testing.assert_allclose(got[out.name], ref, rtol=0, atol=1e-4)
+
+
 def test_block_part_numbers_put_chain_ends_first():
     """Part (ki - 1, j), the end of chain j, is numbered j (it holds output piece j,
     like part j of an output split); the others follow, each number used once."""
