@@ -3,9 +3,10 @@
 A stage's function takes the graph inputs and the received pieces it reads as
 arguments and returns the pieces other stages read (and the graph outputs it
 produces) as results; the per-core chip program is this function lowered by the
-single-core chip passes. Split op parts get the slices of their weights; a full
-value made of pieces received from several stages is rebuilt by `concat` (output
-splits) or a sum (table-row splits).
+single-core chip passes. Split op parts get the slices of their weights (the parts
+of a 2-D split a block of them, and the running sum of their output piece from the
+part before in its chain); a full value made of pieces received from several stages
+is rebuilt by `concat` (output and 2-D splits) or a sum (table-row splits).
 
 Message names: a value is `v{op}r{result}`, its piece j `v{op}r{result}p{j}`; they are
 the argument/result names of the stage functions and the tags of the NoC messages.
