@@ -317,14 +317,17 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
     return Split(axis, tuple(bounds), "sum")
 
 
-def block_split(op: Operation, act: SSAValue, band_bytes, budget: float, max_parts: int) -> BlockSplit | None:
+def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
+                max_parts: int) -> BlockSplit | None:
     """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
     most `max_parts`, whose every part fits `budget`: its band of input `act` along
     the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
     weight block and one output piece (the running sum received and the sum live in
     the rest of the core, as for reduction splits). Ties go to the least traffic
-    (the input sent to kj parts, the running sums passed ki - 1 times), then to the
-    shorter chain. None when no such split exists."""
+    (the input sent to kj parts, the running sums passed ki - 1 times), then to
+    input ranges that are runs of whole pieces of `in_split` (how `act` arrives;
+    no piece sliced by its producer), then to the shorter chain. None when no such
+    split exists."""
     in_axis = reduction_axis(op, act)
     ax = split_axis(op)
     if in_axis is None or ax is None or ax[2] != "concat" or act_operands(op) != [act]:
@@ -332,21 +335,29 @@ def block_split(op: Operation, act: SSAValue, band_bytes, budget: float, max_par
     out_axis, n_out, _ = ax
     n_in = shape(act)[in_axis]
     w_bytes, out_bytes = const_bytes(op), sum(nbytes(r) for r in op.results)
-    best: tuple[tuple[int, int, int], int, int] | None = None
+    piece_bounds = set(in_split.bounds) if in_split is not None and in_split.axis == in_axis \
+        and in_split.combine == "concat" else None
+    best: tuple[tuple[int, int, int, int], tuple[int, ...], int] | None = None
     for ki in range(1, min(n_in, max_parts) + 1):
-        ib = bounds_of(n_in, ki)
-        band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
-        w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
-        kj = parts_needed(n_out, w_bytes * w_frac + REDUCTION_OUTPUTS * out_bytes, budget - band)
-        if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
-            continue
-        key = (ki * kj, nbytes(act) * kj + out_bytes * (ki - 1), ki)
-        if best is None or key < best[0]:
-            best = (key, ki, kj)
+        candidates = [bounds_of(n_in, ki)]
+        if piece_bounds is not None and in_split.k >= ki:  # runs of whole pieces
+            runs = tuple(in_split.bounds[round(t * in_split.k / ki)] for t in range(ki + 1))
+            if runs != candidates[0]:
+                candidates.append(runs)
+        for ib in candidates:
+            band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
+            w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
+            kj = parts_needed(n_out, w_bytes * w_frac + REDUCTION_OUTPUTS * out_bytes, budget - band)
+            if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
+                continue
+            sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
+            key = (ki * kj, nbytes(act) * kj + out_bytes * (ki - 1), sliced, ki)
+            if best is None or key < best[0]:
+                best = (key, ib, kj)
     if best is None:
         return None
-    _, ki, kj = best
-    return BlockSplit(Split(in_axis, bounds_of(n_in, ki)), Split(out_axis, bounds_of(n_out, kj)))
+    _, ib, kj = best
+    return BlockSplit(Split(in_axis, ib), Split(out_axis, bounds_of(n_out, kj)))
 
 
 def pieces_for_reduction(op: Operation, axis: int, budget: float, max_parts: int, depth: int = 8) -> int:
@@ -569,7 +580,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         axis = reduction_axis(op, v)
         if axis is None:
             return False
-        blk = block_split(op, v, lambda lo, hi: row_sources(v, lo, hi, axis)[1], budget, max_parts)
+        in_split = splits.get(producer(v)) if producer(v) is not None else None
+        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis)[1], budget, max_parts)
         if blk is None:
             return False
         kinds.append("block")
