@@ -3,9 +3,11 @@
 A stage's function takes the graph inputs (or the slices of them it loads) and the
 received pieces it reads as arguments and returns the pieces other stages read (and
 the graph outputs, or slices of them, it produces) as results; the per-core chip
-program is this function lowered by the single-core chip passes. Split op parts get the slices of their weights; a full
-value made of pieces received from several stages is rebuilt by `concat` (output
-splits) or a sum (table-row splits).
+program is this function lowered by the single-core chip passes. Split op parts get
+the slices of their weights (the parts of a 2-D split a block of them, and the running
+sum of their output piece from the part before in its chain); a full value made of
+pieces received from several stages is rebuilt by `concat` (output and 2-D splits) or
+a sum (table-row splits).
 
 Message names: a value is `v{op}r{result}`, its piece j `v{op}r{result}p{j}`; they are
 the argument/result names of the stage functions and the tags of the NoC messages.
@@ -22,7 +24,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.graph_queries import const_value
-from nnx.mesh.partition import RETURN, Plan, Split, covered_pieces, shape, window_pieces
+from nnx.mesh.partition import RETURN, BlockSplit, Plan, Split, covered_pieces, shape, window_pieces
 from nnx.mesh.rows import ROW_AXIS, is_row_view, part_attributes, row_window, windowed_operands
 from nnx.resources import register_array
 from nnx.sim.asm_mesh import IOSlice
@@ -121,12 +123,20 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
             args.append(v.index)  # a block argument of @main
         elif id(v) in win:
             pieces.extend(prod.window(v, *win[id(v)]))
+        elif i != RETURN and plan.kinds[i] == "block":  # its input range, along the reduction axis
+            blk = plan.blocks[i]
+            r, _ = blk.coords(part)
+            pieces.extend(prod.window(v, blk.inputs.bounds[r], blk.inputs.bounds[r + 1], blk.inputs.axis))
         elif i != RETURN and plan.kinds[i] == "reduce" and not isinstance(plan.ops[i], g.GatherOp):
             pieces.extend(prod.reduce_pieces(v, plan.reductions[i], part))
         else:
             pieces.extend(prod.pieces(v, part if follow else None))
     if i != RETURN and plan.kinds[i] == "reduce" and part > 0:
         pieces.append((i, 0, part - 1))  # the running sum of the parts before
+    if i != RETURN and plan.kinds[i] == "block":
+        r, j = plan.blocks[i].coords(part)
+        if r > 0:  # the running sum of output piece j over the input ranges before
+            pieces.append((i, 0, plan.blocks[i].part(r - 1, j)))
     return args, pieces
 
 
@@ -287,6 +297,8 @@ class _Builder:
                 self.local[(i, 0, None)] = new.results[0]
         elif kind == "rows":
             new = self.emit(self.rows_part(op, self.plan.splits[i], part))
+        elif kind == "block":  # the last part of chain j is numbered j: it holds piece j
+            new = self.block_part(op, self.plan.blocks[i], part)
         else:
             sp = self.plan.splits[i]
             lo, hi = sp.bounds[part], sp.bounds[part + 1]
@@ -415,6 +427,52 @@ class _Builder:
                 g.AddOp.build_onnx([last.results[0], prod.results[0]], {}, [out_t]))
         if part > 0:
             before = self.piece((self.plan.ops.index(op), 0, part - 1), out_t)
+            last = self.emit(g.AddOp.build_onnx([before, last.results[0]], {}, [out_t]))
+        return last
+
+    def block_part(self, op: Operation, blk: BlockSplit, part: int) -> Operation:
+        """Part (r, j) of a 2-D split (emitted; docs/mesh.md, "2-D splits"): output
+        piece j's partial sum over input range r, from weight block (j, r), one
+        product per received input piece when the input is split along the reduction
+        axis (no concat), the bias's slice j on range 0, plus the running sum of
+        piece j received from part (r - 1, j); returns the op of the sum."""
+        r, j = blk.coords(part)
+        lo, hi = blk.inputs.bounds[r], blk.inputs.bounds[r + 1]
+        olo, ohi = blk.outputs.bounds[j], blk.outputs.bounds[j + 1]
+        axis = blk.inputs.axis
+        v = op.operands[0]
+        p = self.prod.of(v)
+        psp = self.plan.splits.get(p) if p is not None else None
+        pcs = self.prod.window(v, lo, hi, axis) if p is not None else []
+        if psp is not None and psp.axis == axis and psp.combine == "concat" and len(pcs) > 1:
+            xs = [(self.window_piece(pc, v), *(pc[3][:2] if len(pc) == 4 else psp.bounds[pc[2]:pc[2] + 2]))
+                  for pc in pcs]
+        else:
+            xs = [(self.window_value(v, lo, hi, axis), lo, hi)]
+        warr = const_value(op.operands[1])
+        if isinstance(op, g.ConvOp) or (isinstance(op, g.GemmOp) and op.attr("transB", 0)):
+            def w_block(a: int, b: int) -> np.ndarray:  # out x in
+                return np.ascontiguousarray(warr[olo:ohi, a:b])
+        else:
+            def w_block(a: int, b: int) -> np.ndarray:  # in x out
+                return np.ascontiguousarray(warr[a:b, olo:ohi])
+        out_t = _with_dim(op.results[0].type, blk.outputs.axis, ohi - olo)
+        name = f"{op.name}_b{part}"
+        last: Operation | None = None
+        for n, (x, a, b) in enumerate(xs):
+            ins: list[SSAValue | None] = [x, self.const(w_block(a, b), op.operands[1], name)]
+            for pos, c in list(enumerate(op.onnx_inputs()))[2:]:
+                if c is None or r != 0 or n != 0:
+                    ins.append(None)
+                else:
+                    ins.append(self.const(self.slice_const(op, pos, const_value(c), blk.outputs, olo, ohi), c, name))
+            while ins and ins[-1] is None:
+                ins.pop()
+            prod = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [out_t]))
+            last = prod if last is None else self.emit(
+                g.AddOp.build_onnx([last.results[0], prod.results[0]], {}, [out_t]))
+        if r > 0:
+            before = self.piece((self.plan.ops.index(op), 0, blk.part(r - 1, j)), out_t)
             last = self.emit(g.AddOp.build_onnx([before, last.results[0]], {}, [out_t]))
         return last
 

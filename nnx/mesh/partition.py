@@ -21,6 +21,12 @@ An op of `@main` is one of:
   of consecutive pieces of its input (which must come split along that axis), the
   matching slice of the weights, and the bias on part 0; part i adds the running sum
   of parts 0..i-1 it receives to its own, and the last part holds the result;
+* **block** (2-D; docs/mesh.md, "2-D splits"): a conv/gemm/matmul of the kinds above
+  that fits neither way (or whose output split needs more parts than the mesh has
+  cores) is split over ki x kj parts: part (r, j) reads input range r along the
+  reduction axis, holds the weight block (j, r) and output piece j; the partial sums
+  of piece j are chained over r, the last part of chain j holding output piece j, so
+  that consumers see a split by output channels;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
@@ -94,6 +100,37 @@ class Split:
         return len(self.bounds) - 1
 
 
+@dataclass(frozen=True)
+class BlockSplit:
+    """A 2-D split (docs/mesh.md, "2-D splits"): `inputs` cuts the op's activation
+    along its reduction axis into ki ranges, `outputs` (concat) its result into kj
+    pieces. Part (r, j) computes the partial sum of output piece j over input range r
+    and adds the running sum of parts (0..r-1, j) received from part (r-1, j). The
+    last part of chain j is numbered j, so that it holds piece j of the result like
+    part j of an output split; the others are numbered from kj on."""
+
+    inputs: Split
+    outputs: Split
+
+    @property
+    def ki(self) -> int:
+        return self.inputs.k
+
+    @property
+    def kj(self) -> int:
+        return self.outputs.k
+
+    def part(self, r: int, j: int) -> int:
+        """The part number of (input range r, output piece j)."""
+        return j if r == self.ki - 1 else self.kj + j * (self.ki - 1) + r
+
+    def coords(self, part: int) -> tuple[int, int]:
+        """(input range, output piece) of part number `part`."""
+        if part < self.kj:
+            return self.ki - 1, part
+        return (part - self.kj) % (self.ki - 1), (part - self.kj) // (self.ki - 1)
+
+
 @dataclass
 class Stage:
     """The work of one core: (op index, part index or None for a whole op) items in
@@ -110,7 +147,8 @@ class Stage:
 class Plan:
     """The partition of `ops` (the non-constant ops of @main, in order): the split of
     each split or follower op's results (`splits[op index]`), its kind
-    ("split"/"reduce"/"follow"/"whole"), the stages, and which stage holds each op part."""
+    ("split"/"reduce"/"block"/"rows"/"follow"/"whole"), the stages, and which stage
+    holds each op part."""
 
     ops: list[Operation]
     kinds: list[str]
@@ -129,6 +167,8 @@ class Plan:
     #: graph outputs (indices into the values @main returns) written by their pieces'
     #: cores, each its slice, instead of being assembled on one core by a RETURN item
     sliced_outputs: set[int] = field(default_factory=set)
+    #: 2-D splits (kind "block"); `splits[op]` is their `outputs`
+    blocks: dict[int, BlockSplit] = field(default_factory=dict)
 
 
 def nbytes(v: SSAValue) -> int:
@@ -288,12 +328,57 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
     return Split(axis, tuple(bounds), "sum")
 
 
-def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8) -> int:
+def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
+                max_parts: int) -> BlockSplit | None:
+    """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
+    most `max_parts`, whose every part fits `budget`: its band of input `act` along
+    the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
+    weight block and one output piece (the running sum received and the sum live in
+    the rest of the core, as for reduction splits). Ties go to the least traffic
+    (the input sent to kj parts, the running sums passed ki - 1 times), then to
+    input ranges that are runs of whole pieces of `in_split` (how `act` arrives;
+    no piece sliced by its producer), then to the shorter chain. None when no such
+    split exists."""
+    in_axis = reduction_axis(op, act)
+    ax = split_axis(op)
+    if in_axis is None or ax is None or ax[2] != "concat" or act_operands(op) != [act]:
+        return None
+    out_axis, n_out, _ = ax
+    n_in = shape(act)[in_axis]
+    w_bytes, out_bytes = const_bytes(op), sum(nbytes(r) for r in op.results)
+    piece_bounds = set(in_split.bounds) if in_split is not None and in_split.axis == in_axis \
+        and in_split.combine == "concat" else None
+    best: tuple[tuple[int, int, int, int], tuple[int, ...], int] | None = None
+    for ki in range(1, min(n_in, max_parts) + 1):
+        candidates = [bounds_of(n_in, ki)]
+        if piece_bounds is not None and in_split.k >= ki:  # runs of whole pieces
+            runs = tuple(in_split.bounds[round(t * in_split.k / ki)] for t in range(ki + 1))
+            if runs != candidates[0]:
+                candidates.append(runs)
+        for ib in candidates:
+            band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
+            w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
+            kj = parts_needed(n_out, w_bytes * w_frac + REDUCTION_OUTPUTS * out_bytes, budget - band)
+            if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
+                continue
+            sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
+            key = (ki * kj, nbytes(act) * kj + out_bytes * (ki - 1), sliced, ki)
+            if best is None or key < best[0]:
+                best = (key, ib, kj)
+    if best is None:
+        return None
+    _, ib, kj = best
+    return BlockSplit(Split(in_axis, ib), Split(out_axis, bounds_of(n_out, kj)))
+
+
+def pieces_for_reduction(op: Operation, axis: int, budget: float, max_parts: int, depth: int = 8) -> int:
     """The number of pieces `op`'s result must be split into along `axis` so that a
     later reduction split fits `budget` (1 if none is needed): a conv/gemm/matmul
     reading the result through ops that follow the split (elementwise, depthwise
     conv, ...; see `can_follow`), whose input alone
-    is too big for a core, takes runs of those pieces (see `reduction_split`)."""
+    is too big for a core, takes runs of those pieces (see `reduction_split`). A
+    reduction that would need more than `max_parts` parts (the mesh's cores) asks
+    for nothing: it cannot fit, and the op is split in 2-D instead."""
     need, seen = 1, set()
     todo = [(op.results[0], depth)]
     while todo:
@@ -306,8 +391,9 @@ def pieces_for_reduction(op: Operation, axis: int, budget: float, depth: int = 8
             if reduction_axis(user, v) == axis:
                 out = sum(nbytes(r) for r in user.results)
                 room = budget - REDUCTION_OUTPUTS * out
-                if nbytes(v) + out > budget and room > 0:
-                    need = max(need, int(np.ceil((nbytes(v) + const_bytes(user)) / room)))
+                parts = int(np.ceil((nbytes(v) + const_bytes(user)) / room)) if room > 0 else 0
+                if nbytes(v) + out > budget and 0 < parts <= max_parts:
+                    need = max(need, parts)
             elif d > 0 and can_follow(user, Split(axis, (0, shape(v)[axis])), shape(v)):
                 todo.append((user.results[0], d - 1))
     return need
@@ -356,6 +442,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     row_inputs: dict[int, int] = {}
     sliced_inputs: set[int] = set()
     sliced_outputs: set[int] = set()
+    blocks: dict[int, BlockSplit] = {}
     stages: list[Stage] = []
     where: dict[tuple[int, int | None], int] = {}
     succ: list[set[int]] = []
@@ -515,6 +602,43 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
         return True
 
+    def plan_block(i: int, op: Operation, max_parts: int) -> bool:
+        """Split op i in 2-D (`block_split`), each part on a stage of its own; False:
+        no 2-D split fits."""
+        acts = act_operands(op)
+        if len(acts) != 1:
+            return False
+        v = acts[0]
+        axis = reduction_axis(op, v)
+        if axis is None:
+            return False
+        in_split = splits.get(producer(v)) if producer(v) is not None else None
+        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis)[1], budget, max_parts)
+        if blk is None:
+            return False
+        kinds.append("block")
+        blocks[i] = blk
+        splits[i] = blk.outputs
+        ib, ob = blk.inputs.bounds, blk.outputs.bounds
+        bands = []
+        for r in range(blk.ki):
+            srcs, band, sliced = row_sources(v, ib[r], ib[r + 1], axis)
+            for t, n in sliced.items():  # the producers' stages hold the bands they send
+                stages[t].bytes += n
+            bands.append((srcs, band))
+        w_bytes, out_bytes = const_bytes(op), sum(nbytes(r) for r in op.results)
+        for j in range(blk.kj):
+            fj = (ob[j + 1] - ob[j]) / ob[-1]
+            for r in range(blk.ki):
+                fi = (ib[r + 1] - ib[r]) / ib[-1]
+                srcs, band = bands[r]
+                srcs = set(srcs)
+                if r > 0:  # the running sum of output piece j over the ranges before
+                    srcs.add(where[(i, blk.part(r - 1, j))])
+                pb = band + int(w_bytes * fi * fj) + int(REDUCTION_OUTPUTS * out_bytes * fj)
+                add(new_stage(True), i, blk.part(r, j), srcs, pb, costs[i] * fi * fj)
+        return True
+
     for i, op in enumerate(ops):
         acts = act_operands(op)
         in_bytes = sum(nbytes(v) for v in acts)
@@ -559,7 +683,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if combine == "concat":  # fine enough pieces for a reduction split downstream
-                k = max(k, min(pieces_for_reduction(op, axis, budget), size))
+                k = max(k, min(pieces_for_reduction(op, axis, budget, ncores), size))
             if k > size or (k_mem > 1 and room <= 0):
                 red = reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
                                       and producer(acts[0]) is not None else None, budget)
@@ -577,8 +701,12 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                         add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
                     where[(i, None)] = where[(i, red.k - 1)]
                     continue
+                if combine == "concat" and plan_block(i, op, ncores):
+                    continue
                 raise MeshFitError("memory", op_label(op), need if k_mem > size else full_in + out_bytes,
                                    core_memory, op)
+            if combine == "concat" and k_mem > ncores and plan_block(i, op, ncores):
+                continue  # an output split needs more parts than the mesh has cores
             if k > 1:
                 sp = Split(axis, bounds_of(size, k), combine)
                 if combine == "sum":  # table rows: partial results summed along a chain
@@ -640,4 +768,5 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     if fill >= FULL_CORES and not (sliced_inputs or sliced_outputs):  # whole I/O: keep the margins
         return plan_partition(ops, ncores, core_memory, pack, max(f for f in MEMORY_FILLS if f < FULL_CORES),
                               returned)
-    return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs, sliced_inputs, sliced_outputs)
+    return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs, sliced_inputs, sliced_outputs,
+                blocks)
