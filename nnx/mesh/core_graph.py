@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnx.dialects import graph as g
-from nnx.graph_queries import const_value
+from nnx.graph_queries import const_value, constant_op
 from nnx.mesh.partition import RETURN, BlockSplit, Plan, Split, covered_pieces, shape, window_pieces
 from nnx.mesh.rows import ROW_AXIS, is_row_view, part_attributes, row_window, windowed_operands
 from nnx.resources import register_array
@@ -109,7 +109,7 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
     if i == RETURN:
         vals, follow = [returned[part]], False
     else:
-        vals = [v for v in plan.ops[i].operands if const_value(v) is None]
+        vals = [v for v in plan.ops[i].operands if constant_op(v) is None]
         follow = plan.kinds[i] == "follow"
     args, pieces = [], []
     win = {}
@@ -280,7 +280,7 @@ class _Builder:
         op = self.plan.ops[i]
         kind = self.plan.kinds[i]
         if kind == "whole":
-            ins = [None if v is None else (self.const(None, v) if const_value(v) is not None
+            ins = [None if v is None else (self.const(None, v) if constant_op(v) is not None
                                            else self.value(v, None)) for v in op.onnx_inputs()]
             new = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [r.type for r in op.results]))
         elif kind == "reduce":
@@ -343,7 +343,7 @@ class _Builder:
         for v in op.onnx_inputs():
             if v is None:
                 ins.append(None)
-            elif const_value(v) is not None:
+            elif constant_op(v) is not None:
                 ins.append(self.const(None, v))
             elif any(v is u for u in windowed):
                 ins.append(self.window_value(v, a, b, in_axis, load_slice))
@@ -419,7 +419,7 @@ class _Builder:
                                           self.const(_slice(warr, w_axis, plo, phi), w, f"{op.name}_{pc[2]}")]
             for b in list(op.onnx_inputs())[2:]:
                 ins.append(None if b is None or part != 0 or n != 0 else
-                           (self.const(None, b) if const_value(b) is not None else self.value(b, None)))
+                           (self.const(None, b) if constant_op(b) is not None else self.value(b, None)))
             while ins and ins[-1] is None:
                 ins.pop()
             prod = self.emit(type(op).build_onnx(ins, op.onnx_attributes(), [out_t]))

@@ -50,7 +50,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.dialects.traits import Elementwise, MatrixCompute
-from nnx.graph_queries import const_value
+from nnx.graph_queries import constant_op
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_view, mapped_row_axis, row_window,
                            windowed_operands)
@@ -208,11 +208,11 @@ def op_cost(op: Operation) -> float:
 
 
 def const_bytes(op: Operation) -> int:
-    return sum(nbytes(v) for v in op.operands if const_value(v) is not None)
+    return sum(nbytes(v) for v in op.operands if constant_op(v) is not None)
 
 
 def act_operands(op: Operation) -> list[SSAValue]:
-    return [v for v in op.operands if const_value(v) is None]
+    return [v for v in op.operands if constant_op(v) is None]
 
 
 def bounds_of(n: int, k: int) -> tuple[int, ...]:
@@ -226,10 +226,10 @@ def split_axis(op: Operation) -> tuple[int, int, str] | None:
     if not op.results or len(op.results) != 1:
         return None
     out = shape(op.results[0])
-    if isinstance(op, g.ConvOp) and len(op.operands) >= 2 and const_value(op.operands[1]) is not None \
+    if isinstance(op, g.ConvOp) and len(op.operands) >= 2 and constant_op(op.operands[1]) is not None \
             and int(op.attr("group", 1)) == 1 and len(out) == 4 and out[0] == 1:
         return 1, out[1], "concat"
-    if isinstance(op, (g.GemmOp, g.MatMulOp)) and const_value(op.operands[1]) is not None \
+    if isinstance(op, (g.GemmOp, g.MatMulOp)) and constant_op(op.operands[1]) is not None \
             and len(shape(op.operands[1])) == 2 and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
         return len(out) - 1, out[-1], "concat"
     if is_table_gather(op):
@@ -242,8 +242,8 @@ def split_axis(op: Operation) -> tuple[int, int, str] | None:
 
 def is_table_gather(op: Operation) -> bool:
     """A Gather of rows (axis 0) of a constant table at computed indices (an embedding)."""
-    return isinstance(op, g.GatherOp) and const_value(op.operands[0]) is not None \
-        and int(op.attr("axis", 0)) == 0 and const_value(op.operands[1]) is None
+    return isinstance(op, g.GatherOp) and constant_op(op.operands[0]) is not None \
+        and int(op.attr("axis", 0)) == 0 and constant_op(op.operands[1]) is None
 
 
 def parts_needed(size: int, split_bytes: float, room: float) -> int:
@@ -267,7 +267,7 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
         if out != in_shape:
             return False
         for v in op.operands:
-            if const_value(v) is not None:
+            if constant_op(v) is not None:
                 cs = shape(v)
                 # broadcast constant: its dim at the split axis must be 1 or the full size
                 r = len(out) - len(cs)
@@ -279,7 +279,7 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
     if len(out) == 4 and sp.axis == 1 and out[0] == 1 and out[1] == in_shape[1]:
         if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp, g.GlobalAveragePoolOp, g.BatchNormalizationOp)):
             return True
-        if isinstance(op, g.ConvOp) and const_value(op.operands[1]) is not None \
+        if isinstance(op, g.ConvOp) and constant_op(op.operands[1]) is not None \
                 and int(op.attr("group", 1)) == out[1] == in_shape[1] and shape(op.operands[1])[1] == 1:
             return True
     return False
@@ -289,10 +289,10 @@ def reduction_axis(op: Operation, act: SSAValue) -> int | None:
     """The axis of activation `act` that `op` sums over (a conv's input channels, a
     matmul/gemm's K), when `op` can be split along it into partial sums, else None."""
     if isinstance(op, g.ConvOp) and int(op.attr("group", 1)) == 1 and len(shape(act)) == 4 \
-            and const_value(op.operands[1]) is not None and op.operands[0] is act:
+            and constant_op(op.operands[1]) is not None and op.operands[0] is act:
         return 1
     if isinstance(op, (g.GemmOp, g.MatMulOp)) and op.operands[0] is act \
-            and const_value(op.operands[1]) is not None and len(shape(op.operands[1])) == 2 \
+            and constant_op(op.operands[1]) is not None and len(shape(op.operands[1])) == 2 \
             and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
         return len(shape(act)) - 1
     return None

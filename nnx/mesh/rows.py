@@ -29,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.dialects.traits import Elementwise, ViewLike
-from nnx.graph_queries import const_value
+from nnx.graph_queries import constant_op
 from nnx.tiling.rules_nn import explicit_pads, window
 
 #: the axis a row split cuts: H of NCHW
@@ -65,8 +65,8 @@ def is_row_view(op: Operation) -> bool:
     """A reshape-like view (its band is the input band reshaped) or a transpose of one
     activation (its other operands constant)."""
     return (op.has_trait(ViewLike) or isinstance(op, g.TransposeOp)) and len(op.results) == 1 \
-        and bool(op.operands) and const_value(op.operands[0]) is None \
-        and all(const_value(v) is not None for v in op.operands[1:])
+        and bool(op.operands) and constant_op(op.operands[0]) is None \
+        and all(constant_op(v) is not None for v in op.operands[1:])
 
 
 def mapped_row_axis(op: Operation, in_axis: int) -> int | None:
@@ -107,7 +107,7 @@ def windowed_operands(op: Operation) -> list[int]:
     if _is_windowed(op) or isinstance(op, g.MatMulOp):
         return [0]
     return [k for k, v in enumerate(op.operands)
-            if const_value(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out_rows]
+            if constant_op(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out_rows]
 
 
 def can_split_rows(op: Operation) -> bool:
@@ -119,33 +119,33 @@ def can_split_rows(op: Operation) -> bool:
         return False
     out = _shape(op.results[0])
     if isinstance(op, g.ConvOp):
-        return const_value(op.operands[1]) is not None and const_value(op.operands[0]) is None \
-            and all(const_value(v) is not None for v in op.operands[2:]) and len(_shape(op.operands[0])) == 4
+        return constant_op(op.operands[1]) is not None and constant_op(op.operands[0]) is None \
+            and all(constant_op(v) is not None for v in op.operands[2:]) and len(_shape(op.operands[0])) == 4
     if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp)):
         return int(op.attr("ceil_mode", 0) or 0) == 0 and len(_shape(op.operands[0])) == 4
     if isinstance(op, g.LRNOp):  # across channels: rows are independent
-        return const_value(op.operands[0]) is None
+        return constant_op(op.operands[0]) is None
     if isinstance(op, g.ConcatOp):  # along another axis: a band is the concat of the bands
         return int(op.attr("axis", 0)) % 4 != ROW_AXIS and all(
-            const_value(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out[ROW_AXIS]
+            constant_op(v) is None and len(_shape(v)) == 4 and _shape(v)[ROW_AXIS] == out[ROW_AXIS]
             for v in op.operands)
     if isinstance(op, (g.SoftmaxOp, g.LogSoftmaxOp)):  # rows are independent unless it reduces over them
-        return const_value(op.operands[0]) is None and int(op.attr("axis", -1)) % 4 != ROW_AXIS
+        return constant_op(op.operands[0]) is None and int(op.attr("axis", -1)) % 4 != ROW_AXIS
     if isinstance(op, g.MatMulOp):  # rows of the left operand: the M axis of a batched matmul
         a = op.operands[0]
-        return const_value(a) is None and len(_shape(a)) == 4 and _shape(a)[ROW_AXIS] == out[ROW_AXIS] \
+        return constant_op(a) is None and len(_shape(a)) == 4 and _shape(a)[ROW_AXIS] == out[ROW_AXIS] \
             and len(_shape(op.operands[1])) in (2, 4)
     if isinstance(op, g.BatchNormalizationOp):
-        return const_value(op.operands[0]) is None and all(const_value(v) is not None for v in op.operands[1:]) \
+        return constant_op(op.operands[0]) is None and all(constant_op(v) is not None for v in op.operands[1:]) \
             and _shape(op.operands[0]) == out
     if op.has_trait(Elementwise):
-        acts = [v for v in op.operands if const_value(v) is None]
+        acts = [v for v in op.operands if constant_op(v) is None]
         if not acts:
             return False
         for v in op.operands:
             s = _shape(v)
             r = len(out) - len(s)
-            if const_value(v) is not None:
+            if constant_op(v) is not None:
                 if ROW_AXIS >= r and s[ROW_AXIS - r] != 1:
                     return False  # a constant varying along the rows: not worth slicing
             elif len(s) != 4 or s[ROW_AXIS] not in (1, out[ROW_AXIS]) or s[0] != out[0]:
