@@ -152,6 +152,66 @@ def compile_instrs(module: ModuleOp, target_path: str, schedule: bool, keep_fast
     return [op.to_instr() for op in prog.instructions()]
 
 
+def direct_instrs(module: ModuleOp, target_path: str, schedule: bool, keep_faster: bool = False) -> list[Instr]:
+    """The instructions `compile_instrs` returns, as far as their timing goes, without
+    building chip IR: the lowering's emitted (instruction, reads, writes)
+    (`nnx.lowering.lowering.lower_entries`), their dependencies, the list schedule
+    (with `schedule`) and SIGNAL/WAIT (`nnx.lowering.deps.sync_tokens`) on plain
+    lists, as `lower-to-chip` computes them. Storage tiles keep their `@buffer`
+    symbols (chip-allocate's addresses change no cycle count), so `replay` and
+    `model_cycles` of the result equal those of the compiled program (tested on
+    random orders: test/python/test_topo_direct_timing.py). Consumes `module`."""
+    from nnx.ir_io import make_context
+    from nnx.lowering.deps import dependencies, sync_tokens
+    from nnx.lowering.lowering import lower_entries
+    from nnx.passes.chip_lower import main_function
+    from nnx.passes.graph_hoist_addends import GraphHoistAddendsPass
+    from nnx.passes.graph_transpose_views import GraphTransposeViewsPass
+    from nnx.passes.lower_to_chip import LowerToChipPass
+    from nnx.schedule import best_order, estimate_cycles
+    from nnx.sim.timing import replay
+    from nnx.target import load_pass_target
+
+    defaults = LowerToChipPass()
+    target = load_pass_target(LowerToChipPass.name, target_path)
+    plain = module.clone() if schedule and keep_faster else None
+
+    def lower(m: ModuleOp, sched: bool) -> list[Instr]:
+        if sched:
+            ctx = make_context()
+            GraphHoistAddendsPass().apply(ctx, m)
+            GraphTransposeViewsPass().apply(ctx, m)
+        main, _ = main_function(LowerToChipPass.name, m)
+        entries = lower_entries(main, target, defaults.double_buffer, int(defaults.max_tile_elements),
+                                defaults.chain, sched)
+        instrs = [ins for ins, _, _ in entries]
+        units = [ins.unit for ins in instrs]
+        preds = dependencies([(r, w) for _, r, w in entries], units)
+        if sched:
+            order, _, _ = best_order(units, [estimate_cycles(target, i) for i in instrs], preds)
+            if order != list(range(len(order))):
+                pos = [0] * len(order)
+                for k, i in enumerate(order):
+                    pos[i] = k
+                instrs = [instrs[i] for i in order]
+                units = [units[i] for i in order]
+                preds = [sorted(pos[p] for p in preds[i]) for i in order]
+        signals, waits = sync_tokens(units, preds, range(len(instrs)))
+        out: list[Instr] = []
+        for i, ins in enumerate(instrs):
+            out.extend(Instr(units[i], "WAIT", token=t) for t in waits.get(i, ()))
+            out.append(ins)
+            out.extend(Instr(units[i], "SIGNAL", token=t) for t in signals.get(i, ()))
+        return out
+
+    instrs = lower(module, schedule)
+    if plain is not None:
+        other = lower(plain, False)
+        if replay(other, target).cycles < replay(instrs, target).cycles:
+            instrs = other
+    return instrs
+
+
 def model_cycles(instrs: Sequence[Instr], target: Target) -> int:
     """The original method's cost model over compiled instructions: T1 (instruction fetch + the
     DAU's data reads) + T2 (the busiest compute unit), waits ignored."""

@@ -46,6 +46,7 @@ from nnx.topo_order.key_nodes import key_nodes
 from nnx.topo_order.subgraphs import merge_small, split_at_key_nodes
 
 SEARCHES = ("auto", "all", "random", "beam", "heft", "onnx")
+TIMINGS = ("direct", "ir")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class SearchOptions:
     target_path: str = ""
     jobs: int = 1
     progress: bool = True
+    timing: str = "direct"
+    """How a compiled candidate is timed: "direct" (the lowering's instructions timed
+    without chip IR, tile plans memoized across candidates; the same cycles) or "ir"
+    (`lower-to-chip` on chip IR, every candidate from scratch: the original method)."""
 
 
 @dataclass
@@ -160,7 +165,7 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     heft = O.heft_order(onnx, preds, rank)
     rng = random.Random(opts.seed)
     whole_random = [O.random_order(onnx, preds, rng) for _ in range(opts.baseline_random)]
-    cache = CompileCache(opts.target_path, opts.schedule, opts.jobs)
+    cache = CompileCache(opts.target_path, opts.schedule, opts.jobs, opts.timing == "direct")
     result = SearchResult(onnx, dag, keys, parts)
     bar = _Progress(len(parts), opts.progress)
 
@@ -300,7 +305,7 @@ def _pipeline_check(module, func_name, opts: SearchOptions, result: SearchResult
     programs (`keep-faster`). The final order must not lose to the ONNX order under
     that pipeline: both are also compiled unscheduled (one batch) and the ONNX order
     is kept when min(scheduled, unscheduled) of the final order is larger."""
-    plain = CompileCache(opts.target_path, False, opts.jobs)
+    plain = CompileCache(opts.target_path, False, opts.jobs, opts.timing == "direct")
     sf = [m.simulate for m in plain.measure_all([ordered_clone(module, func_name, o) for o in (onnx, final)])]
     pipe_onnx = min(result.measured[onnx], sf[0])
     pipe_final = min(result.measured[final], sf[1])
