@@ -96,42 +96,68 @@ def estimate_order(order: Sequence[int], preds: Sequence[Sequence[int]],
 
     `producers[i][k]` is the node producing op i's k-th operand, or -1 (a constant or
     an input: always loaded)."""
-    cache = target.cache("output").bytes
-    resident: OrderedDict[int, int] = OrderedDict()  # node -> bytes, LRU first
-    used = 0
-    free = {"DAU": 0, "MPU": 0, "VPU": 0}
-    done: dict[int, int] = {}
-    for v in order:
-        ready = max((done[p] for p in preds[v] if p in done), default=0)
-        load_end = free["DAU"]
-        srcs = producers[v] if producers is not None else [-1] * len(costs[v].in_bytes)
-        loaded = False
-        for k, b in enumerate(costs[v].in_bytes):
-            p = srcs[k] if k < len(srcs) else -1
-            if p >= 0 and p in resident:
-                resident.move_to_end(p)
-                continue
-            start = max(load_end, done.get(p, 0) if p >= 0 else 0)
-            load_end = start + target.dma_cycles(b)
-            loaded = True
-        if loaded:
-            free["DAU"] = load_end
-        u = costs[v].unit
-        start = max(free[u], ready, load_end if loaded else 0)
-        end = start + costs[v].compute
-        free[u] = end
-        ob = costs[v].out_bytes
-        while resident and used + ob > cache:
-            old, ob_old = resident.popitem(last=False)
-            used -= ob_old
-            free["DAU"] = max(free["DAU"], done.get(old, 0)) + target.dma_cycles(ob_old)
-        if ob <= cache:
-            resident[v] = ob
-            used += ob
-        else:
-            free["DAU"] = max(free["DAU"], end) + target.dma_cycles(ob)
-        done[v] = end
-    return max([0, *free.values(), *done.values()])
+    return Timeline(preds, costs, target, producers).run(order).cycles()
+
+
+class Timeline:
+    """The graph-level timeline of `estimate_order`, op by op: `run(ops)` appends
+    ops, `copy()` forks the state, so the orders of a subgraph after a common
+    prefix are timed without replaying the prefix each time (the same cycles as
+    `estimate_order(prefix + order)`)."""
+
+    def __init__(self, preds, costs, target: Target, producers=None):
+        self.preds, self.costs, self.target, self.producers = preds, costs, target, producers
+        self.cache = target.cache("output").bytes
+        self.resident: OrderedDict[int, int] = OrderedDict()  # node -> bytes, LRU first
+        self.used = 0
+        self.free = {"DAU": 0, "MPU": 0, "VPU": 0}
+        self.done: dict[int, int] = {}
+
+    def copy(self) -> "Timeline":
+        t = Timeline.__new__(Timeline)
+        t.preds, t.costs, t.target, t.producers, t.cache = self.preds, self.costs, self.target, self.producers, self.cache
+        t.resident, t.used, t.free, t.done = self.resident.copy(), self.used, dict(self.free), dict(self.done)
+        return t
+
+    def cycles(self) -> int:
+        return max([0, *self.free.values(), *self.done.values()])
+
+    def run(self, order: Sequence[int]) -> "Timeline":
+        preds, costs, target, producers = self.preds, self.costs, self.target, self.producers
+        cache, resident, free, done = self.cache, self.resident, self.free, self.done
+        used = self.used
+        for v in order:
+            ready = max((done[p] for p in preds[v] if p in done), default=0)
+            load_end = free["DAU"]
+            srcs = producers[v] if producers is not None else [-1] * len(costs[v].in_bytes)
+            loaded = False
+            for k, b in enumerate(costs[v].in_bytes):
+                p = srcs[k] if k < len(srcs) else -1
+                if p >= 0 and p in resident:
+                    resident.move_to_end(p)
+                    continue
+                start = max(load_end, done.get(p, 0) if p >= 0 else 0)
+                load_end = start + target.dma_cycles(b)
+                loaded = True
+            if loaded:
+                free["DAU"] = load_end
+            u = costs[v].unit
+            start = max(free[u], ready, load_end if loaded else 0)
+            end = start + costs[v].compute
+            free[u] = end
+            ob = costs[v].out_bytes
+            while resident and used + ob > cache:
+                old, ob_old = resident.popitem(last=False)
+                used -= ob_old
+                free["DAU"] = max(free["DAU"], done.get(old, 0)) + target.dma_cycles(ob_old)
+            if ob <= cache:
+                resident[v] = ob
+                used += ob
+            else:
+                free["DAU"] = max(free["DAU"], end) + target.dma_cycles(ob)
+            done[v] = end
+        self.used = used
+        return self
 
 
 # --------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 from nnx.target import Target
 from nnx.topo_order import orders as O
 from nnx.topo_order.compile_cache import CompileCache
-from nnx.topo_order.cost import estimate_order, op_cost
+from nnx.topo_order.cost import estimate_order, op_cost, Timeline
 from nnx.topo_order.dag import OpDag, build_dag
 from nnx.topo_order.extract import extract_function, ordered_clone
 from nnx.topo_order.key_nodes import key_nodes
@@ -172,6 +172,14 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     def est(order) -> int:
         return estimate_order(order, preds, costs, target, prods)
 
+    # the graph-level timeline after the subgraphs chosen so far: a subgraph's
+    # candidates are timed from it (the same as est(prefix + order), without
+    # replaying the prefix for each)
+    timeline = Timeline(preds, costs, target, prods)
+
+    def est_after(order) -> int:
+        return timeline.copy().run(order).cycles()
+
     # the whole-model check's fixed baselines first: their compile time sets how much
     # of the time limit the per-subgraph search may use (the check still needs one
     # more batch: the searched order and the best random one)
@@ -215,11 +223,9 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
                 for o in O.random_orders(part, preds, opts.max_orders, rng):
                     cands.setdefault(o, "random")
             if opts.search in ("auto", "beam"):
-                prefix = tuple(chosen)
-                b = O.beam_order(part, preds, opts.beam_width, lambda o: est(prefix + o))
+                b = O.beam_order(part, preds, opts.beam_width, est_after)
                 cands.setdefault(b, "beam")
-        prefix = tuple(chosen)
-        scored = sorted(((est(prefix + o), o) for o in cands), key=lambda t: (t[0], t[1] != local_onnx))
+        scored = sorted(((est_after(o), o) for o in cands), key=lambda t: (t[0], t[1] != local_onnx))
         tried = [{"order": list(o), "kind": cands[o], "estimate": c} for c, o in scored]
         best_cost, best = scored[0]
         by: dict[tuple[int, ...], int] = {}
@@ -257,6 +263,7 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
                 best = local_onnx
         part_costs.append(by if opts.cost in ("model", "simulate") and len(scored) > 1 else {})
         chosen.extend(best)
+        timeline.run(best)
         key = next((v for v in reversed(part) if v in keyset), None)
         result.subgraphs.append(SubgraphReport(
             list(part), key, total, tried, int(best_cost), list(best), time.monotonic() - t0))

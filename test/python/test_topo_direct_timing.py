@@ -150,3 +150,32 @@ def test_compile_cache_direct_and_ir_agree_in_worker_processes():
     assert direct.plans  # the workers' plans reached the parent
     assert got == ir.measure_all([ordered_clone(m, "main", o) for o in orders])
     assert not ir.plans
+
+
+def test_timeline_forked_after_a_prefix_equals_the_whole_estimate():
+    """The search times a subgraph's candidates from the graph-level timeline after
+    the chosen prefix (`cost.Timeline.copy().run`): the same cycles as
+    `estimate_order(prefix + order)` from scratch, on random orders split anywhere."""
+    from nnx.importer import import_model
+    from nnx.target import load_target
+    from nnx.topo_order.cost import Timeline, estimate_order, op_cost
+    from nnx.topo_order.dag import build_dag
+    from nnx.topo_order.search import _producers
+
+    target = load_target()
+    m = import_model(_branchy_wide_model())
+    dag = build_dag(next(iter(m.body.block.ops)).body.block)
+    costs = [op_cost(op, target) for op in dag.ops]
+    prods = _producers(dag)
+    rng = random.Random(2)
+    seen = set()
+    for o in _orders(m, 8, seed=5):
+        cut = rng.randrange(len(o) + 1)
+        base = Timeline(dag.preds, costs, target, prods).run(o[:cut])
+        fork = base.copy()
+        want = estimate_order(o, dag.preds, costs, target, prods)
+        assert fork.run(o[cut:]).cycles() == want
+        # the fork did not change the base: timing it again gives the same
+        assert base.copy().run(o[cut:]).cycles() == want
+        seen.add(want)
+    assert len(seen) > 1
