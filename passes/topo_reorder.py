@@ -29,6 +29,8 @@ Options:
   `local-search=L` (200) whole orders around the best one measured (subgraph
   alternatives in the whole-model context, random op moves): never slower than any
   order compiled, the best of the R among them when they fit;
+* `random-first` (true) the whole-model check compiles the random whole orders
+  before the local search (false: the two alternate batch by batch);
 * `timing` direct (default: a candidate's lowering timed without building chip IR,
   MPU tile plans memoized across candidates; the same cycles as `lower-to-chip` +
   the simulator's timing, so more candidates fit the time limit) | ir (every
@@ -80,6 +82,7 @@ class TopoReorderPass(ModulePass):
     gantt: str = ""
     remarks: bool = False
     timing: str = "direct"
+    random_first: bool = True
 
     def _check(self) -> None:
         from nnx.topo_order.cost import COSTS
@@ -121,6 +124,7 @@ class TopoReorderPass(ModulePass):
             local_search=self.local_search,
             verify=self.verify, schedule=self.schedule,
             target_path=self.target, jobs=self.jobs or default_jobs(), timing=self.timing,
+            random_first=self.random_first,
         )
         try:
             result = search_order(op, main.sym_name.data, opts, target)

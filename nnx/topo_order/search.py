@@ -20,8 +20,9 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    `verify`, the ONNX and HEFT orders are compiled as whole models first (step 3
    then gets at most `budget` seconds and a quarter of the time left), then the
    searched order, and while the time limit lasts, batches of up to `verify_random`
-   random whole orders (best composed per-subgraph cost first) in turn with batches
-   of a local search around the best whole order so far (`_neighbours`); the fewest
+   random whole orders (best composed per-subgraph cost first), then (or, with
+   random_first=false, in turn with them) batches of a local search around the best
+   whole order so far (`_neighbours`); the fewest
    simulated cycles win (ties keep the ONNX order): never slower than the ONNX and
    HEFT orders, nor than any whole order compiled.
 """
@@ -69,6 +70,9 @@ class SearchOptions:
     target_path: str = ""
     jobs: int = 1
     progress: bool = True
+    random_first: bool = True
+    """The whole-model check compiles the random whole orders before the local
+    search (false: batches of the two alternate, the earlier behaviour)."""
     timing: str = "direct"
     """How a compiled candidate is timed: "direct" (the lowering's instructions timed
     without chip IR, tile plans memoized across candidates; the same cycles) or "ir"
@@ -418,13 +422,14 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     local_done = 0
     local: set[tuple[int, ...]] = set()
     turn = 0
+    recent: list[float] = []
     # a batch is taken to last 1.2x the slowest so far; with schedule, the final
     # pipeline check's unscheduled batch follows (taken as 0.6x a scheduled one)
     factor = 1.8 if opts.schedule else 1.2
     while time.monotonic() + factor * per_batch <= t_start + limit:
         best = min(cyc, key=lambda o: (cyc[o], o != onnx, o != searched))
         chunk: list[tuple[int, ...]] = []
-        if (turn % 2 == 0 or local_left == 0) and k < len(todo):
+        if (opts.random_first or turn % 2 == 0 or local_left == 0) and k < len(todo):
             chunk = todo[k:k + jobs]
             k += len(chunk)
         elif local_left > 0:
@@ -439,7 +444,11 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
             if k >= len(todo) and local_left == 0:
                 break
             continue
-        per_batch = max(per_batch, run(chunk))
+        recent = (recent + [run(chunk)])[-3:]
+        # the next batch is taken to last as long as the slowest of the last three
+        # (the load of a shared machine changes; the first estimate stays a floor
+        # until three batches have run)
+        per_batch = max(recent) if len(recent) == 3 else max(per_batch, *recent)
     for nm, o in names.items():
         result.whole[nm] = cyc[o]
     for j, o in enumerate(r for r in randoms if r in cyc):
