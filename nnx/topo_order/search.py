@@ -415,7 +415,9 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     per_batch = fixed_time
     if first:
         per_batch = max(per_batch, run(first) / max(1, -(-len(first) // jobs)))
-    limit = opts.time_limit if opts.time_limit > 0 else float("inf")
+    # 3 % of the limit stay for what follows the search (the pass applies the order,
+    # writes its report)
+    limit = 0.97 * opts.time_limit if opts.time_limit > 0 else float("inf")
     rng = random.Random(opts.seed + 1)
     seen = set(cyc) | set(randoms)
     local_left = max(0, opts.local_search)
