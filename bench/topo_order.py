@@ -15,6 +15,9 @@ Per model, all measured here on the default target with the simulator's timing
   vs the ONNX order and the search's pick;
 * how well each cost (estimate, model) ranks a subgraph's orders against simulate
   (Spearman and Kendall over up to 12 orders);
+* one candidate's measurement (ONNX order, schedule=true): `lower-to-chip` on chip IR
+  (topo-reorder timing=ir) against the direct timing (timing=direct), seconds of each
+  and the same measurement asserted;
 * where the units idle, in the default pipeline's program of topo-reorder's order
   (schedule=true): the total against the busiest unit's busy cycles (the bound), and
   the largest idle causes (unit waiting on unit before which op kind).
