@@ -18,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+MAX_ENTRIES = 8192
+"""Plans kept at most (the oldest go first)."""
+
 _MEMO: dict | None = None
 _NEW: list = []
 
@@ -88,5 +91,7 @@ def store(key, steps) -> None:
     """Memoize `steps` (a plan: not modified by the lowering) under `key`."""
     if key is None or _MEMO is None or steps is None:
         return
+    if len(_MEMO) >= MAX_ENTRIES:
+        del _MEMO[next(iter(_MEMO))]  # the oldest: memory stays bounded on long searches
     _MEMO[key] = steps
     _NEW.append((key, steps))

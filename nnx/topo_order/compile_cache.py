@@ -92,7 +92,7 @@ class CompileCache:
             else:
                 todo[k] = m
         if todo:
-            from nnx.lowering.plan_memo import plan_memo
+            from nnx.lowering.plan_memo import MAX_ENTRIES, plan_memo, take_new
 
             items = list(todo.items())
             results: list[Measured | str]
@@ -110,8 +110,11 @@ class CompileCache:
                     results = [r for r, _ in done]
                     for _, new in done:
                         self.plans.update(new)
+                    while len(self.plans) > MAX_ENTRIES:
+                        del self.plans[next(iter(self.plans))]
                 else:
                     results = [measure(m, self.target_path, self.schedule, direct=self.direct) for _, m in items]
+                    take_new()  # in this process the plans are in self.plans already
             for (k, _), r in zip(items, results):
                 if isinstance(r, str):
                     raise RuntimeError(r)
