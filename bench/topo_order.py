@@ -15,6 +15,9 @@ Per model, all measured here on the default target with the simulator's timing
   vs the ONNX order and the search's pick;
 * how well each cost (estimate, model) ranks a subgraph's orders against simulate
   (Spearman and Kendall over up to 12 orders);
+* one candidate's measurement (ONNX order, schedule=true): `lower-to-chip` on chip IR
+  (topo-reorder timing=ir) against the direct timing (timing=direct), seconds of each
+  and the same measurement asserted;
 * where the units idle, in the default pipeline's program of topo-reorder's order
   (schedule=true): the total against the busiest unit's busy cycles (the bound), and
   the largest idle causes (unit waiting on unit before which op kind).
@@ -230,6 +233,19 @@ def bench_model(name: str, n_random: int, exhaustive_limit: int = 24, quick: boo
 
     row["onnx_sf"] = whole(onnx, False)
     row["onnx_st"] = whole(onnx, True)
+    # one candidate's measurement, ONNX order, schedule=true as topo-reorder's default
+    # search compiles it: lower-to-chip on chip IR (timing=ir) against the direct
+    # timing (timing=direct, a fresh tile-plan memo); the same cycles, asserted
+    t0 = time.monotonic()
+    ir = measure(ordered_clone(module, fname, onnx), "", True)
+    t1 = time.monotonic()
+    from nnx.lowering.plan_memo import plan_memo
+
+    with plan_memo():
+        direct = measure(ordered_clone(module, fname, onnx), "", True, direct=True)
+    t2 = time.monotonic()
+    assert ir == direct, (ir, direct)
+    row["measure_ir_s"], row["measure_direct_s"] = round(t1 - t0, 2), round(t2 - t1, 2)
     costs = [op_cost(op, target) for op in dag.ops]
     rank = O.upward_ranks(n, dag.succs, [c.compute for c in costs])
     heft = O.heft_order(onnx, dag.preds, rank)
@@ -327,7 +343,8 @@ def main(argv=None) -> int:
               f"sched {row['onnx_st'] / b:.4f} | topo sf {row['topo_sf'] / b:.4f} "
               f"({row['topo_sf_seconds']} s, {row['topo_sf_chosen']}, {row['topo_sf_random_compiled']} rand) topo st {row['topo_st'] / b:.4f} "
               f"({row['topo_st_seconds']} s, {row['topo_st_chosen']}) | local sf/st {row['topo_sf_local_compiled']}/"
-              f"{row['topo_st_local_compiled']} | bound {row['bound_unit']} {row['idle_cycles'] / row['bound_busy']:.3f}x",
+              f"{row['topo_st_local_compiled']} | bound {row['bound_unit']} {row['idle_cycles'] / row['bound_busy']:.3f}x | "
+              f"measure ir/direct {row['measure_ir_s']}/{row['measure_direct_s']} s",
               flush=True)
         for o in row["optimum"]:
             print(f"    exhaustive subgraph ({o['ops']} ops, {o['orders']} orders): onnx/opt "

@@ -29,6 +29,12 @@ Options:
   `local-search=L` (200) whole orders around the best one measured (subgraph
   alternatives in the whole-model context, random op moves): never slower than any
   order compiled, the best of the R among them when they fit;
+* `random-first` (true) the whole-model check compiles the random whole orders
+  before the local search (false: the two alternate batch by batch);
+* `timing` direct (default: a candidate's lowering timed without building chip IR,
+  MPU tile plans memoized across candidates; the same cycles as `lower-to-chip` +
+  the simulator's timing, so more candidates fit the time limit) | ir (every
+  candidate through `lower-to-chip` on chip IR, the original method);
 * `schedule` (true) the `lower-to-chip` option the measurements compile with;
   `target` the target TOML; `jobs` compile processes (0 = the cores, at most 4);
 * `report="r.json"`, `dot="g.dot"`, `gantt="g.png"` (also `g.onnx.png`, before).
@@ -75,11 +81,15 @@ class TopoReorderPass(ModulePass):
     dot: str = ""
     gantt: str = ""
     remarks: bool = False
+    timing: str = "direct"
+    random_first: bool = True
 
     def _check(self) -> None:
         from nnx.topo_order.cost import COSTS
-        from nnx.topo_order.search import SEARCHES
+        from nnx.topo_order.search import SEARCHES, TIMINGS
 
+        if self.timing not in TIMINGS:
+            raise PassError(f"topo-reorder: timing={self.timing!r}: expected one of {', '.join(TIMINGS)}")
         if self.search not in SEARCHES:
             raise PassError(f"topo-reorder: search={self.search!r}: expected one of {', '.join(SEARCHES)}")
         if self.cost not in COSTS:
@@ -113,7 +123,8 @@ class TopoReorderPass(ModulePass):
             baseline_random=self.baseline_random, verify_random=self.verify_random,
             local_search=self.local_search,
             verify=self.verify, schedule=self.schedule,
-            target_path=self.target, jobs=self.jobs or default_jobs(),
+            target_path=self.target, jobs=self.jobs or default_jobs(), timing=self.timing,
+            random_first=self.random_first,
         )
         try:
             result = search_order(op, main.sym_name.data, opts, target)

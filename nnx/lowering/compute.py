@@ -16,7 +16,7 @@ from nnx.lowering.storage import _align, _py, ALIGN, chip_dtype_name, Tensor
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import Box, box_shape, Cost, enumerate_steps, full_box, plan, plan_cost, rule_for, Step, TilingError
 from nnx.types import dtype_of_name
-from nnx.lowering import fusion, sparse_weights
+from nnx.lowering import fusion, plan_memo, sparse_weights
 from nnx.lowering.context import LoweringContext
 from nnx.lowering.residency import box_acc
 from nnx.lowering.storage import broadcast_box
@@ -170,7 +170,17 @@ def _lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse, view
 
     steps = None
     if mpu and cx.max_tile == 0 and (rule.axes or rule.k_extent):
-        steps = plan_mpu(cx, rule, srcs, dsts, sparse, need, caps)
+        key = None
+        if sparse is None and plan_memo.enabled():
+            epi = [(e, j, t.shape, t.itemsize, t.resident, t.strides)
+                   for e, (user, _, uins, pos, _) in enumerate(epilogue)
+                   for j, x in enumerate(uins) if x is not None and j != pos
+                   for t in (fusion.epi_operand(cx, user, j, x, op),)]
+            key = plan_memo.plan_key(rule, srcs, dsts, epi, nb, caps, cx.schedule, cx.target)
+        steps = plan_memo.lookup(key)
+        if steps is None:
+            steps = plan_mpu(cx, rule, srcs, dsts, sparse, need, caps)
+            plan_memo.store(key, steps)
     if steps is None and not mpu:
         steps = follow_tiles(cx, rule, ins, srcs, dsts, need, caps)
     if steps is None:

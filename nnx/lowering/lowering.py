@@ -41,6 +41,20 @@ def value_names(attrs, count: int, default: str) -> list[str]:
 def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
     """Lower `func` (graph + sparse ops): (the `chip.program`, the emitted
     (instruction, reads, writes) in program order). Raises `LoweringError`."""
+    cx, inputs, outputs = _lower_ops(func, target, double_buffer, max_tile, chain, schedule)
+    return build_program(cx, inputs, outputs), cx.stream.entries
+
+
+def lower_entries(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
+    """The emitted (instruction, reads, writes) of `lower_function`, in program order,
+    without building the `chip.program` (no IR: the instructions' storage tiles point
+    into `@buffer` symbols). For callers that only time the program (topo-reorder's
+    candidate orders, docs/topological-order.md). Raises `LoweringError`."""
+    return _lower_ops(func, target, double_buffer, max_tile, chain, schedule)[0].stream.entries
+
+
+def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, schedule: bool):
+    """Lower every op of `func`: (the lowering context, the inputs, the outputs)."""
     from xdsl.dialects import func as fdialect
 
     from nnx.dialects import sparse as sd
@@ -83,7 +97,7 @@ def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool
             raise LoweringError(f"{op.name} does not fit the caches: {e}", op) from None
         except ValueError as e:
             raise LoweringError(f"{op.name}: {e}", op) from None
-    return build_program(cx, inputs, outputs), cx.stream.entries
+    return cx, inputs, outputs
 
 
 def transpose_views(block) -> set:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import nullcontext
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 
 _PENDING: list[ModuleOp] = []
-_TARGET: tuple[str, bool] = ("", True)
+_TARGET: tuple[str, bool, bool] = ("", True, True)
 
 
 @dataclass(frozen=True)
@@ -32,40 +33,52 @@ class Measured:
     instructions: int
 
 
-def measure(module: ModuleOp, target_path: str, schedule: bool, keep_faster: bool = False) -> Measured:
+def measure(module: ModuleOp, target_path: str, schedule: bool, keep_faster: bool = False,
+            direct: bool = False) -> Measured:
     """Lower `module` (consumed) and time its program (`keep_faster`: as the default
-    `lower-to-chip` does, the faster of the scheduled and unscheduled programs)."""
+    `lower-to-chip` does, the faster of the scheduled and unscheduled programs).
+    `direct`: time the lowering's instructions without building chip IR
+    (`cost.direct_instrs`, the same cycles) instead of running `lower-to-chip`."""
     from nnx.target import load_target
     from nnx.sim.timing import replay
-    from nnx.topo_order.cost import compile_instrs, model_cycles
+    from nnx.topo_order.cost import compile_instrs, direct_instrs, model_cycles
 
     target = load_target(target_path or None)
-    instrs = compile_instrs(module, target_path, schedule, keep_faster)
+    instrs = (direct_instrs if direct else compile_instrs)(module, target_path, schedule, keep_faster)
     r = replay(instrs, target)
     return Measured(r.cycles, model_cycles(instrs, target), tuple(sorted(r.busy.items())), len(instrs))
 
 
-def _work(i: int) -> Measured | str:
+def _work(i: int) -> tuple[Measured | str, list]:
+    from nnx.lowering.plan_memo import take_new
+
+    take_new()
     try:
-        return measure(_PENDING[i], *_TARGET)
+        m: Measured | str = measure(_PENDING[i], _TARGET[0], _TARGET[1], direct=_TARGET[2])
     except Exception as e:  # noqa: BLE001 - reported by the parent
-        return f"{type(e).__name__}: {e}"
+        m = f"{type(e).__name__}: {e}"
+    return m, take_new()  # the worker's new tile plans, for the parent's memo
 
 
 @dataclass
 class CompileCache:
-    """Measurements by content hash; `jobs` worker processes for a batch."""
+    """Measurements by content hash; `jobs` worker processes for a batch. `direct`:
+    measure by `cost.direct_instrs` with the MPU tile plans memoized across every
+    module measured (`nnx.lowering.plan_memo`; workers send theirs back), else by
+    `lower-to-chip` on chip IR, each module from scratch."""
 
     target_path: str = ""
     schedule: bool = True
     jobs: int = 1
+    direct: bool = True
     entries: dict[str, Measured] = field(default_factory=dict)
+    plans: dict = field(default_factory=dict)
     compiled: int = 0
     hits: int = 0
 
     def key(self, module: ModuleOp) -> str:
         h = hashlib.sha256(str(module).encode())
-        h.update(f"|{self.target_path}|{self.schedule}".encode())
+        h.update(f"|{self.target_path}|{self.schedule}".encode())  # direct: the same cycles
         return h.hexdigest()
 
     def measure_all(self, modules: Sequence[ModuleOp]) -> list[Measured]:
@@ -79,22 +92,29 @@ class CompileCache:
             else:
                 todo[k] = m
         if todo:
+            from nnx.lowering.plan_memo import MAX_ENTRIES, plan_memo, take_new
+
             items = list(todo.items())
             results: list[Measured | str]
-            if self.jobs > 1 and len(items) > 1 and "fork" in _start_methods():
-                import multiprocessing as mp
+            with plan_memo(self.plans) if self.direct else nullcontext():
+                if self.jobs > 1 and len(items) > 1 and "fork" in _start_methods():
+                    import multiprocessing as mp
 
-                _PENDING = [m for _, m in items]
-                _TARGET = (self.target_path, self.schedule)
-                try:
-                    with mp.get_context("fork").Pool(min(self.jobs, len(items))) as pool:
-                        results = pool.map(_work, range(len(items)))
-                finally:
-                    _PENDING = []
-            else:
-                results = []
-                for _, m in items:
-                    results.append(measure(m, self.target_path, self.schedule))
+                    _PENDING = [m for _, m in items]
+                    _TARGET = (self.target_path, self.schedule, self.direct)
+                    try:
+                        with mp.get_context("fork").Pool(min(self.jobs, len(items))) as pool:
+                            done = pool.map(_work, range(len(items)))
+                    finally:
+                        _PENDING = []
+                    results = [r for r, _ in done]
+                    for _, new in done:
+                        self.plans.update(new)
+                    while len(self.plans) > MAX_ENTRIES:
+                        del self.plans[next(iter(self.plans))]
+                else:
+                    results = [measure(m, self.target_path, self.schedule, direct=self.direct) for _, m in items]
+                    take_new()  # in this process the plans are in self.plans already
             for (k, _), r in zip(items, results):
                 if isinstance(r, str):
                     raise RuntimeError(r)

@@ -20,8 +20,9 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    `verify`, the ONNX and HEFT orders are compiled as whole models first (step 3
    then gets at most `budget` seconds and a quarter of the time left), then the
    searched order, and while the time limit lasts, batches of up to `verify_random`
-   random whole orders (best composed per-subgraph cost first) in turn with batches
-   of a local search around the best whole order so far (`_neighbours`); the fewest
+   random whole orders (best composed per-subgraph cost first), then (or, with
+   random_first=false, in turn with them) batches of a local search around the best
+   whole order so far (`_neighbours`); the fewest
    simulated cycles win (ties keep the ONNX order): never slower than the ONNX and
    HEFT orders, nor than any whole order compiled.
 """
@@ -39,13 +40,14 @@ from xdsl.dialects.builtin import ModuleOp
 from nnx.target import Target
 from nnx.topo_order import orders as O
 from nnx.topo_order.compile_cache import CompileCache
-from nnx.topo_order.cost import estimate_order, op_cost
+from nnx.topo_order.cost import estimate_order, op_cost, Timeline
 from nnx.topo_order.dag import OpDag, build_dag
 from nnx.topo_order.extract import extract_function, ordered_clone
 from nnx.topo_order.key_nodes import key_nodes
 from nnx.topo_order.subgraphs import merge_small, split_at_key_nodes
 
 SEARCHES = ("auto", "all", "random", "beam", "heft", "onnx")
+TIMINGS = ("direct", "ir")
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,13 @@ class SearchOptions:
     target_path: str = ""
     jobs: int = 1
     progress: bool = True
+    random_first: bool = True
+    """The whole-model check compiles the random whole orders before the local
+    search (false: batches of the two alternate, the earlier behaviour)."""
+    timing: str = "direct"
+    """How a compiled candidate is timed: "direct" (the lowering's instructions timed
+    without chip IR, tile plans memoized across candidates; the same cycles) or "ir"
+    (`lower-to-chip` on chip IR, every candidate from scratch: the original method)."""
 
 
 @dataclass
@@ -160,12 +169,20 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     heft = O.heft_order(onnx, preds, rank)
     rng = random.Random(opts.seed)
     whole_random = [O.random_order(onnx, preds, rng) for _ in range(opts.baseline_random)]
-    cache = CompileCache(opts.target_path, opts.schedule, opts.jobs)
+    cache = CompileCache(opts.target_path, opts.schedule, opts.jobs, opts.timing == "direct")
     result = SearchResult(onnx, dag, keys, parts)
     bar = _Progress(len(parts), opts.progress)
 
     def est(order) -> int:
         return estimate_order(order, preds, costs, target, prods)
+
+    # the graph-level timeline after the subgraphs chosen so far: a subgraph's
+    # candidates are timed from it (the same as est(prefix + order), without
+    # replaying the prefix for each)
+    timeline = Timeline(preds, costs, target, prods)
+
+    def est_after(order) -> int:
+        return timeline.copy().run(order).cycles()
 
     # the whole-model check's fixed baselines first: their compile time sets how much
     # of the time limit the per-subgraph search may use (the check still needs one
@@ -210,11 +227,9 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
                 for o in O.random_orders(part, preds, opts.max_orders, rng):
                     cands.setdefault(o, "random")
             if opts.search in ("auto", "beam"):
-                prefix = tuple(chosen)
-                b = O.beam_order(part, preds, opts.beam_width, lambda o: est(prefix + o))
+                b = O.beam_order(part, preds, opts.beam_width, est_after)
                 cands.setdefault(b, "beam")
-        prefix = tuple(chosen)
-        scored = sorted(((est(prefix + o), o) for o in cands), key=lambda t: (t[0], t[1] != local_onnx))
+        scored = sorted(((est_after(o), o) for o in cands), key=lambda t: (t[0], t[1] != local_onnx))
         tried = [{"order": list(o), "kind": cands[o], "estimate": c} for c, o in scored]
         best_cost, best = scored[0]
         by: dict[tuple[int, ...], int] = {}
@@ -252,6 +267,7 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
                 best = local_onnx
         part_costs.append(by if opts.cost in ("model", "simulate") and len(scored) > 1 else {})
         chosen.extend(best)
+        timeline.run(best)
         key = next((v for v in reversed(part) if v in keyset), None)
         result.subgraphs.append(SubgraphReport(
             list(part), key, total, tried, int(best_cost), list(best), time.monotonic() - t0))
@@ -300,7 +316,7 @@ def _pipeline_check(module, func_name, opts: SearchOptions, result: SearchResult
     programs (`keep-faster`). The final order must not lose to the ONNX order under
     that pipeline: both are also compiled unscheduled (one batch) and the ONNX order
     is kept when min(scheduled, unscheduled) of the final order is larger."""
-    plain = CompileCache(opts.target_path, False, opts.jobs)
+    plain = CompileCache(opts.target_path, False, opts.jobs, opts.timing == "direct")
     sf = [m.simulate for m in plain.measure_all([ordered_clone(module, func_name, o) for o in (onnx, final)])]
     pipe_onnx = min(result.measured[onnx], sf[0])
     pipe_final = min(result.measured[final], sf[1])
@@ -399,20 +415,23 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     per_batch = fixed_time
     if first:
         per_batch = max(per_batch, run(first) / max(1, -(-len(first) // jobs)))
-    limit = opts.time_limit if opts.time_limit > 0 else float("inf")
+    # 3 % of the limit stay for what follows the search (the pass applies the order,
+    # writes its report)
+    limit = 0.97 * opts.time_limit if opts.time_limit > 0 else float("inf")
     rng = random.Random(opts.seed + 1)
     seen = set(cyc) | set(randoms)
     local_left = max(0, opts.local_search)
     local_done = 0
     local: set[tuple[int, ...]] = set()
     turn = 0
+    recent: list[float] = []
     # a batch is taken to last 1.2x the slowest so far; with schedule, the final
     # pipeline check's unscheduled batch follows (taken as 0.6x a scheduled one)
     factor = 1.8 if opts.schedule else 1.2
     while time.monotonic() + factor * per_batch <= t_start + limit:
         best = min(cyc, key=lambda o: (cyc[o], o != onnx, o != searched))
         chunk: list[tuple[int, ...]] = []
-        if (turn % 2 == 0 or local_left == 0) and k < len(todo):
+        if (opts.random_first or turn % 2 == 0 or local_left == 0) and k < len(todo):
             chunk = todo[k:k + jobs]
             k += len(chunk)
         elif local_left > 0:
@@ -427,7 +446,11 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
             if k >= len(todo) and local_left == 0:
                 break
             continue
-        per_batch = max(per_batch, run(chunk))
+        recent = (recent + [run(chunk)])[-3:]
+        # the next batch is taken to last as long as the slowest of the last three
+        # (the load of a shared machine changes; the first estimate stays a floor
+        # until three batches have run)
+        per_batch = max(recent) if len(recent) == 3 else max(per_batch, *recent)
     for nm, o in names.items():
         result.whole[nm] = cyc[o]
     for j, o in enumerate(r for r in randoms if r in cyc):
