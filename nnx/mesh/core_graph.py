@@ -448,7 +448,8 @@ class _Builder:
             xs = [(self.window_piece(pc, v), *(pc[3][:2] if len(pc) == 4 else psp.bounds[pc[2]:pc[2] + 2]))
                   for pc in pcs]
         else:
-            xs = [(self.window_value(v, lo, hi, axis), lo, hi)]
+            load = self.plan.ops.index(op) in self.plan.sliced_inputs  # its input range loaded alone
+            xs = [(self.window_value(v, lo, hi, axis, load), lo, hi)]
         warr = const_value(op.operands[1])
         if isinstance(op, g.ConvOp) or (isinstance(op, g.GemmOp) and op.attr("transB", 0)):
             def w_block(a: int, b: int) -> np.ndarray:  # out x in

@@ -613,16 +613,21 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         if axis is None:
             return False
         in_split = splits.get(producer(v)) if producer(v) is not None else None
-        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis)[1], budget, max_parts)
+        # a graph input: every part loads only its input range from off-chip memory
+        # (docs/mesh.md, "Inputs and outputs")
+        load = producer(v) is None
+        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1], budget, max_parts)
         if blk is None:
             return False
+        if load:
+            sliced_inputs.add(i)
         kinds.append("block")
         blocks[i] = blk
         splits[i] = blk.outputs
         ib, ob = blk.inputs.bounds, blk.outputs.bounds
         bands = []
         for r in range(blk.ki):
-            srcs, band, sliced = row_sources(v, ib[r], ib[r + 1], axis)
+            srcs, band, sliced = row_sources(v, ib[r], ib[r + 1], axis, load)
             for t, n in sliced.items():  # the producers' stages hold the bands they send
                 stages[t].bytes += n
             bands.append((srcs, band))

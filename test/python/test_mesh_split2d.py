@@ -147,6 +147,52 @@ def test_op_too_big_both_ways_is_split_in_2d_and_matches_onnxruntime(model, op_n
         _compile(path, target)
 
 
+def _conv_on_input_model(path):
+    """x (1x64x9x9, 20.7 KB: a program input too big for the plan's share of a core)
+    -> 3x3 conv 64 -> 64 (147 KiB of weights) -> relu -> global average pool: the
+    big conv reads the graph input itself, which no core may hold whole."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(2)
+    w = numpy_helper.from_array((rng.standard_normal((64, 64, 3, 3)) * 0.1).astype(np.float32), "W")
+    b = numpy_helper.from_array((rng.standard_normal(64) * 0.1).astype(np.float32), "B")
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="big", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["cr"], name="act"),
+             helper.make_node("GlobalAveragePool", ["cr"], ["y"], name="gap")]
+    _save(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 9, 9])],
+          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 1, 1])], [w, b])
+    return {"x": rng.standard_normal((1, 64, 9, 9)).astype(np.float32)}
+
+
+def test_op_on_a_program_input_loads_its_input_ranges_alone(tmp_path):
+    """A 2-D split whose input is a graph input: every part loads only its input
+    channel range from off-chip memory (a sliced `.input`, docs/mesh.md, "Inputs and
+    outputs"), so no core holds the whole input; outputs match onnxruntime."""
+    import onnxruntime as ort
+
+    from nnx.passes.lower_to_mesh import save_mesh_program
+
+    path = str(tmp_path / "m.onnx")
+    feeds = _conv_on_input_model(path)
+    target = _target(tmp_path)
+    comp = _compile(path, target)
+    plan = comp.plan
+    (i,) = [i for i, op in enumerate(plan.ops) if plan.kinds[i] == "block"]
+    blk = plan.blocks[i]
+    assert i in plan.sliced_inputs and blk.ki >= 2
+    prog = str(tmp_path / "prog.s")
+    save_mesh_program(comp, prog)
+    with open(prog) as f:
+        inputs = [line.split() for line in f if line.startswith(".input x")]
+    # one slice declaration per part: input channel ranges along axis 1
+    assert len(inputs) == blk.ki * blk.kj
+    assert all("slice=1:" in " ".join(parts) for parts in inputs)
+    got = _run(comp, target, feeds, tmp_path).outputs
+    sess = ort.InferenceSession(path)
+    for out, ref in zip(sess.get_outputs(), sess.run(None, feeds)):
+        np.testing.assert_allclose(got[out.name], ref, rtol=0, atol=1e-4)
+
+
 @pytest.mark.parametrize("model", [_conv_model, _gemm_model])
 def test_input_pieces_finer_than_the_ranges_are_multiplied_one_by_one(model, tmp_path, monkeypatch):
     """The producer split into 8 pieces (forced), finer than the 2-D split's input
