@@ -16,6 +16,7 @@ from nnx.mesh.core_graph import RETURN, build_stage_module, stage_io
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, MEMORY_FILLS, Plan, Stage, nbytes, op_label, plan_partition
 from nnx.mesh.placement import PLACEMENTS, byte_hops, place_annotated, place_bisect, place_rowmajor
+from nnx.mesh.stage_merge import merge_stages, stage_edges
 from nnx.mesh.stitch import CoreProgram, mesh_program
 from nnx.sim.asm_mesh import MeshProgram
 
@@ -35,6 +36,8 @@ class MeshCompilation:
     plan: Plan
     planned_byte_hops: int = 0
     stage_edges: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: the fraction of a core's memory the plan was made for (MEMORY_FILLS)
+    fill: float = MEMORY_FILL
 
 
 def main_function(module: ModuleOp) -> func.FuncOp:
@@ -46,15 +49,25 @@ def main_function(module: ModuleOp) -> func.FuncOp:
 
 def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float = MEMORY_FILL) -> Plan:
     """The partition with the least packing whose stages fit the cores (+ one stage
-    per split graph output, which concatenates it), planning `fill` of each core."""
+    per split graph output, which concatenates it), planning `fill` of each core.
+    When no packing fits, the stages of the plans (least packing first) are merged,
+    several to a core, until they fit (nnx/mesh/stage_merge.py); when none can be,
+    a MeshFitError "cores" names the op with the most parts."""
     from nnx.dialects.graph import ConstantOp
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     ret = main.body.block.last_op
+    returned = list(ret.operands)
+    plans: dict[tuple, Plan] = {}  # distinct plans, least packing first
     for pack in PACKING:
-        plan = plan_partition(ops, ncores, core_memory, pack, fill, list(ret.operands))
+        plan = plan_partition(ops, ncores, core_memory, pack, fill, returned)
         if len(plan.stages) <= ncores:
             return plan
+        plans.setdefault(tuple(tuple(s.items) for s in plan.stages), plan)
+    for candidate in plans.values():
+        merged = merge_stages(candidate, ncores, core_memory * fill, stage_edges(candidate, returned))
+        if merged is not None:
+            return merged
     from nnx.mesh.partition import act_operands, const_bytes
 
     parts = [sum(1 for s in plan.stages for it in s.items if it[0] == i) for i in range(len(ops))]
@@ -130,7 +143,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
         lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send)
     mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
-    return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges)
+    return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges, fill)
 
 
 def _largest_op(plan: Plan, stage: Stage, returned: list):
