@@ -6,7 +6,8 @@ and the NoC messages (stitch.py). A graph that does not fit raises `MeshFitError
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -47,12 +48,17 @@ def main_function(module: ModuleOp) -> func.FuncOp:
     raise PassError("lower-to-mesh: no func.func @main")
 
 
-def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float = MEMORY_FILL) -> Plan:
+def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float = MEMORY_FILL,
+                  stage_storage: Callable[[Plan], list[int]] | None = None) -> Plan:
     """The partition with the least packing whose stages fit the cores (+ one stage
     per split graph output, which concatenates it), planning `fill` of each core.
     When no packing fits, the stages of the plans (least packing first) are merged,
-    several to a core, until they fit (nnx/mesh/stage_merge.py); when none can be,
-    a MeshFitError "cores" names the op with the most parts."""
+    several to a core, until they fit (nnx/mesh/stage_merge.py), their planned bytes
+    within `fill` of a core. When that fails and `stage_storage` is given (the
+    storage of each stage's lowered program), the plan with the fewest stages is
+    merged by those measured bytes within a whole core (the planned bytes count
+    every value of a stage, the lowering fuses chains of elementwise ops). When no
+    merge fits, a MeshFitError "cores" names the op with the most parts."""
     from nnx.dialects.graph import ConstantOp
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
@@ -70,6 +76,15 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
             return merged
     from nnx.mesh.partition import act_operands, const_bytes
 
+    # measured bytes only when the weights alone fit the mesh (lowering every stage costs)
+    if stage_storage is not None and sum(const_bytes(op) for op in ops) <= ncores * core_memory:
+        candidate = min(plans.values(), key=lambda p: len(p.stages))
+        storage = stage_storage(candidate)
+        if max(storage) <= core_memory:
+            measured = replace(candidate, stages=[replace(st, bytes=b) for st, b in zip(candidate.stages, storage)])
+            merged = merge_stages(measured, ncores, core_memory, stage_edges(candidate, returned))
+            if merged is not None:
+                return merged
     parts = [sum(1 for s in plan.stages for it in s.items if it[0] == i) for i in range(len(ops))]
     worst = max(range(len(ops)), key=lambda i: parts[i])
     op = ops[worst]
@@ -103,17 +118,23 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
 
 def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float) -> MeshCompilation:
     """compile_for_mesh with one planned fill of the cores' memory."""
-    from nnx.api import program_from_chip, run_pipeline
-
     width, height = tgt.mesh.width, tgt.mesh.height
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
-    plan = plan_for_mesh(main, ncores, core_memory, fill)
     returned = list(main.body.block.last_op.operands)
     out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
-    if any(v.owner not in plan.ops for v in returned):
-        raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
-    ios = stage_io(plan, returned, out_names)
-    modules = [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
+
+    def stage_modules(plan: Plan):
+        if any(v.owner not in plan.ops for v in returned):
+            raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
+        ios = stage_io(plan, returned, out_names)
+        return ios, [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
+
+    def lowered_storage(plan: Plan) -> list[int]:
+        """The storage bytes of each stage's program, lowered alone."""
+        return [_lower_stage(mod, tgt, target).program.storage_bytes for mod, _, _ in stage_modules(plan)[1]]
+
+    plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage)
+    ios, modules = stage_modules(plan)
     # stage graph: bytes sent from stage a to stage b
     edges: dict[tuple[int, int], int] = {}
     for s, (mod, arg_names, _) in enumerate(modules):
@@ -134,8 +155,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     from nnx.mesh.core_graph import piece_name
 
     for s, (mod, arg_names, res_names) in enumerate(modules):
-        run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"}})', verify_each=False)
-        prog = program_from_chip(mod, tgt, "core.s")
+        prog = _lower_stage(mod, tgt, target)
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
@@ -144,6 +164,14 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send)
     mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges, fill)
+
+
+def _lower_stage(mod: ModuleOp, tgt, target: str):
+    """A stage's module lowered by the single-core chip passes into its program."""
+    from nnx.api import program_from_chip, run_pipeline
+
+    run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"}})', verify_each=False)
+    return program_from_chip(mod, tgt, "core.s")
 
 
 def _largest_op(plan: Plan, stage: Stage, returned: list):

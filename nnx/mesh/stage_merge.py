@@ -17,8 +17,8 @@ Rules:
   program's storage check has the last word (nnx/mesh/compile.py).
 * **Cheapest first.** A producer -> consumer pair (the consumer waits for the
   producer anyway, and their message disappears) costs no parallelism: such pairs
-  merge first, the pair exchanging the most bytes first (then the smallest combined
-  compute). When none is left, the stage of least compute merges with a stage it has
+  merge first, the pair whose merge saves the most bytes first (the message, and the
+  inputs both receive), then the smallest combined compute. When none is left, the stage of least compute merges with a stage it has
   no path to or from (a part of the same op, or any other): the parallelism lost is
   that stage's compute; among its partners, the one sharing the most input bytes
   with it (it then receives them once), then the one of least compute.
@@ -173,6 +173,19 @@ class _StageGraph:
         return a
 
 
+def _edge_key(gr: _StageGraph, a: int, b: int) -> tuple:
+    """Order of producer -> consumer merges: the most bytes saved first (their
+    message and the inputs both receive: the merged stage holds them once), then the
+    least combined compute."""
+    return gr.merged_bytes(a, b) - gr.bytes[a] - gr.bytes[b], gr.cost[a] + gr.cost[b]
+
+
+def _sibling_key(gr: _StageGraph, s: int, t: int) -> tuple:
+    """Order of the partners t of stage s in a merge without an edge: the most input
+    bytes shared with s, then the least compute."""
+    return -gr.shared_inputs(s, t), gr.cost[t], t
+
+
 def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, int], int]) -> Plan | None:
     """`plan` with stages merged until at most `ncores` remain (see the module
     docstring), or None when no valid merge is left before that. `edges` is the
@@ -181,26 +194,27 @@ def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, 
     if len(plan.stages) <= ncores:
         return plan
     gr = _StageGraph(plan, edges)
-    heap: list[tuple[int, float, int, int]] = []
+    heap: list[tuple[tuple, int, int]] = []
 
     def push_edges(s: int) -> None:
-        for t, w in gr.succ[s].items():
-            heapq.heappush(heap, (-w, gr.cost[s] + gr.cost[t], s, t))
-        for t, w in gr.pred[s].items():
-            heapq.heappush(heap, (-w, gr.cost[s] + gr.cost[t], t, s))
+        for t in gr.succ[s]:
+            heapq.heappush(heap, (_edge_key(gr, s, t), s, t))
+        for t in gr.pred[s]:
+            heapq.heappush(heap, (_edge_key(gr, t, s), t, s))
 
-    for s in range(len(plan.stages)):
-        for t, w in gr.succ[s].items():
-            heap.append((-w, gr.cost[s] + gr.cost[t], s, t))
+    heap = [(_edge_key(gr, s, t), s, t) for s in range(len(plan.stages)) for t in gr.succ[s]]
     heapq.heapify(heap)
     stuck: set[int] = set()  # stages with no partner for a sibling merge (forever: paths and bytes only grow)
 
     def best_edge() -> tuple[int, int] | None:
         while heap:
-            negw, c, a, b = heapq.heappop(heap)
-            if a not in gr.alive or b not in gr.alive or gr.succ[a].get(b) != -negw \
-                    or gr.cost[a] + gr.cost[b] != c:
+            key, a, b = heapq.heappop(heap)
+            if a not in gr.alive or b not in gr.alive or b not in gr.succ[a]:
                 continue  # stale: a merged stage's edges were pushed again
+            now = _edge_key(gr, a, b)
+            if now != key:  # merges elsewhere changed it: back in line
+                heapq.heappush(heap, (now, a, b))
+                continue
             if gr.merged_bytes(a, b) <= budget and gr.can_merge(a, b):
                 return a, b
         return None
@@ -211,7 +225,7 @@ def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, 
             for t in gr.alive:
                 if t == s or gr.reaches(s, t) or gr.reaches(t, s) or gr.merged_bytes(s, t) > budget:
                     continue
-                k = (-gr.shared_inputs(s, t), gr.cost[t], t)
+                k = _sibling_key(gr, s, t)
                 if key is None or k < key:
                     best, key = t, k
             if best is not None:
