@@ -174,3 +174,76 @@ def test_mesh_with_fewer_cores_than_stages_matches_onnxruntime(tmp_path):
     for out, ref in zip(sess.get_outputs(), sess.run(None, feeds)):
         np.testing.assert_allclose(res.outputs[out.name], ref, rtol=0, atol=1e-4)
     assert res.cycles > 0 and res.noc_byte_hops > 0
+
+
+def _band_and_whole_pair(plan, returned):
+    """Two stages holding parts of one op that read the same piece of its input from
+    a third stage, one whole and one a band of it (the halo), or None."""
+    from nnx.mesh.core_graph import stage_io
+
+    ios = stage_io(plan, returned, [""] * len(returned))
+    whole_readers = {}
+    for s, io in enumerate(ios):
+        for pc in io.recv:
+            if len(pc) == 3:
+                whole_readers.setdefault(pc, set()).add(s)
+    for s, io in enumerate(ios):
+        for pc, src in io.recv.items():
+            if len(pc) == 4:
+                for t in sorted(whole_readers.get(pc[:3], set()) - {s, src}):
+                    return s, t
+    return None
+
+
+def test_row_split_cnn_merged_to_fewer_cores_matches_onnxruntime(tmp_path, monkeypatch):
+    """The row-split CNN of test_lower_to_mesh.py (halo bands, strided and padded
+    windows, a row-split graph output), its plan for the test target's 512 KiB cores
+    changed: first two stages merged whose parts read one piece of their input, one
+    whole and one a band of it (received once, the band sliced locally), then the
+    stages merged to half their number. The program, on cores of 2 MiB that hold
+    the merged stages, gives onnxruntime's outputs."""
+    import onnxruntime as ort
+    from test_lower_to_mesh import GRAPH_PASSES, TARGET, _row_split_cnn
+
+    from nnx import api
+    from nnx.mesh import compile as mesh_compile
+    from nnx.mesh.stage_merge import _renumbered, _StageGraph, stage_edges
+    from nnx.passes.lower_to_mesh import save_mesh_program
+    from nnx.sim.asm_mesh import read_mesh_program
+    from nnx.sim.mesh_simulator import MeshSimulator
+    from nnx.target import load_target
+
+    unmerged = mesh_compile.plan_for_mesh
+    seen = {}
+
+    def merged_plan(main, ncores, core_memory, fill=0.6, stage_storage=None):
+        plan = unmerged(main, ncores, 524288, fill)
+        returned = list(main.body.block.last_op.operands)
+        edges = stage_edges(plan, returned)
+        pair = _band_and_whole_pair(plan, returned)
+        assert pair is not None
+        gr = _StageGraph(plan, edges)
+        assert gr.can_merge(*pair)
+        gr.merge(*pair)
+        first = _renumbered(plan, gr)
+        seen["before"] = len(plan.stages)
+        merged = merge_stages(first, len(first.stages) // 2, 1 << 20, stage_edges(first, returned))
+        assert merged is not None
+        return merged
+
+    monkeypatch.setattr(mesh_compile, "plan_for_mesh", merged_plan)
+    path = str(tmp_path / "rows.onnx")
+    _row_split_cnn(path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    with open(TARGET, encoding="utf-8") as f:
+        text = re.sub(r"(?m)^core_memory_bytes = \d+", "core_memory_bytes = 2097152", f.read())
+    target = tmp_path / "mesh4x4_2m.toml"
+    target.write_text(text)
+    comp = mesh_compile.compile_for_mesh(module, str(target), "bisect")
+    assert seen["before"] >= 6 and len(comp.plan.stages) <= (seen["before"] - 1) // 2, seen
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 128, 128)).astype(np.float32)}
+    save_mesh_program(comp, str(tmp_path / "prog.s"))
+    got = MeshSimulator(read_mesh_program(str(tmp_path / "prog.s")), load_target(str(target))).run(feeds).outputs
+    for name, ref in zip(["res", "y"], ort.InferenceSession(path).run(["res", "y"], feeds)):
+        np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
