@@ -21,6 +21,11 @@ from nnx.mesh.stage_merge import merge_stages, stage_edges
 from nnx.mesh.stitch import CoreProgram, mesh_program
 from nnx.sim.asm_mesh import MeshProgram
 
+#: the fractions of the bytes a merge of measured stages is estimated to save
+#: (nnx/mesh/stage_merge.py) counted, tried in turn while a merged stage's lowered
+#: program overflows its core (the estimate errs by up to about a third)
+MEASURED_SAVINGS = (1.0, 0.7, 0.5)
+
 #: how much more compute a stage of whole ops may take, tried in turn until the
 #: stages fit the cores
 PACKING = (1.0, 2.0, 4.0, 8.0, 32.0, 1e9)
@@ -49,7 +54,7 @@ def main_function(module: ModuleOp) -> func.FuncOp:
 
 
 def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float = MEMORY_FILL,
-                  stage_storage: Callable[[Plan], list[int]] | None = None) -> Plan:
+                  stage_storage: Callable[[Plan], list[int]] | None = None, saving: float = 1.0) -> Plan:
     """The partition with the least packing whose stages fit the cores (+ one stage
     per split graph output, which concatenates it), planning `fill` of each core.
     When no packing fits, the stages of the plans (least packing first) are merged,
@@ -57,7 +62,8 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
     within `fill` of a core. When that fails and `stage_storage` is given (the
     storage of each stage's lowered program), the plan with the fewest stages is
     merged by those measured bytes within a whole core (the planned bytes count
-    every value of a stage, the lowering fuses chains of elementwise ops). When no
+    every value of a stage, the lowering fuses chains of elementwise ops), counting
+    `saving` of the bytes a merge is estimated to save. When no
     merge fits, a MeshFitError "cores" names the op with the most parts."""
     from nnx.dialects.graph import ConstantOp
 
@@ -82,7 +88,7 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
         storage = stage_storage(candidate)
         if max(storage) <= core_memory:
             measured = replace(candidate, stages=[replace(st, bytes=b) for st, b in zip(candidate.stages, storage)])
-            merged = merge_stages(measured, ncores, core_memory, stage_edges(candidate, returned))
+            merged = merge_stages(measured, ncores, core_memory, stage_edges(candidate, returned), saving)
             if merged is not None:
                 return merged
     parts = [sum(1 for s in plan.stages for it in s.items if it[0] == i) for i in range(len(ops))]
@@ -129,21 +135,42 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         ios = stage_io(plan, returned, out_names)
         return ios, [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
 
+    measured: dict[tuple, list[int]] = {}
+
     def lowered_storage(plan: Plan) -> list[int]:
         """The storage bytes of each stage's program, lowered alone."""
-        return [_lower_stage(mod, tgt, target).program.storage_bytes for mod, _, _ in stage_modules(plan)[1]]
+        key = tuple(tuple(st.items) for st in plan.stages)
+        if key not in measured:
+            measured[key] = [_lower_stage(mod, tgt, target).program.storage_bytes
+                             for mod, _, _ in stage_modules(plan)[1]]
+        return measured[key]
 
-    plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage)
-    ios, modules = stage_modules(plan)
-    # stage graph: bytes sent from stage a to stage b
-    edges: dict[tuple[int, int], int] = {}
-    for s, (mod, arg_names, _) in enumerate(modules):
-        f = main_function(mod)
-        types = dict(zip(arg_names, f.body.block.args))
-        from nnx.mesh.core_graph import piece_name
+    from nnx.mesh.core_graph import piece_name
 
-        for pc, src in ios[s].recv.items():
-            edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
+    for saving in MEASURED_SAVINGS:
+        plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage, saving)
+        ios, modules = stage_modules(plan)
+        # stage graph: bytes sent from stage a to stage b
+        edges: dict[tuple[int, int], int] = {}
+        for s, (mod, arg_names, _) in enumerate(modules):
+            types = dict(zip(arg_names, main_function(mod).body.block.args))
+            for pc, src in ios[s].recv.items():
+                edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
+        progs, overflow = [], None
+        for s, (mod, _, _) in enumerate(modules):
+            prog = _lower_stage(mod, tgt, target)
+            if prog.program.storage_bytes > core_memory:
+                big = _largest_op(plan, plan.stages[s], returned)
+                overflow = MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big,
+                                        lowered=True)
+                break
+            progs.append(prog)
+        if overflow is None:
+            break
+        if not measured:  # not merged by measured storage: no smaller estimate to try
+            raise overflow
+    else:
+        raise overflow
     n = len(plan.stages)
     if placement == "rowmajor":
         cores = place_rowmajor(n)
@@ -152,13 +179,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     else:
         cores = place_annotated([_annotated_core(plan, s) for s in plan.stages], width, height)
     lowered: dict[int, CoreProgram] = {}
-    from nnx.mesh.core_graph import piece_name
-
-    for s, (mod, arg_names, res_names) in enumerate(modules):
-        prog = _lower_stage(mod, tgt, target)
-        if prog.program.storage_bytes > core_memory:
-            big = _largest_op(plan, plan.stages[s], returned)
-            raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
+    for s, prog in enumerate(progs):
         recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
         send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
         lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send)

@@ -83,7 +83,8 @@ class _StageGraph:
     (the merged stage keeps the smaller index); `desc[s]` is the bit set of the
     stages reachable from s (s excluded)."""
 
-    def __init__(self, plan: Plan, edges: dict[tuple[int, int], int]):
+    def __init__(self, plan: Plan, edges: dict[tuple[int, int], int], saving: float = 1.0):
+        self.saving = saving
         n = len(plan.stages)
         self.alive = set(range(n))
         self.members = {s: [s] for s in range(n)}
@@ -142,7 +143,7 @@ class _StageGraph:
         """The planned bytes of a and b merged: their sum less what one sends the
         other (held once, no longer received) and the inputs both receive."""
         saved = self.succ[a].get(b, 0) + self.succ[b].get(a, 0) + self.shared_inputs(a, b)
-        return max(self.bytes[a], self.bytes[b], self.bytes[a] + self.bytes[b] - saved)
+        return max(self.bytes[a], self.bytes[b], self.bytes[a] + self.bytes[b] - int(self.saving * saved))
 
     def merge(self, a: int, b: int) -> int:
         """Merge a and b into the smaller index; returns it."""
@@ -186,14 +187,15 @@ def _sibling_key(gr: _StageGraph, s: int, t: int) -> tuple:
     return -gr.shared_inputs(s, t), gr.cost[t], t
 
 
-def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, int], int]) -> Plan | None:
+def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, int], int],
+                 saving: float = 1.0) -> Plan | None:
     """`plan` with stages merged until at most `ncores` remain (see the module
     docstring), or None when no valid merge is left before that. `edges` is the
     stage graph (source, destination) -> bytes (`stage_edges`). A plan that fits
     already is returned unchanged."""
     if len(plan.stages) <= ncores:
         return plan
-    gr = _StageGraph(plan, edges)
+    gr = _StageGraph(plan, edges, saving)
     heap: list[tuple[tuple, int, int]] = []
 
     def push_edges(s: int) -> None:
