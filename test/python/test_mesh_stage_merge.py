@@ -247,3 +247,14 @@ def test_row_split_cnn_merged_to_fewer_cores_matches_onnxruntime(tmp_path, monke
     got = MeshSimulator(read_mesh_program(str(tmp_path / "prog.s")), load_target(str(target))).run(feeds).outputs
     for name, ref in zip(["res", "y"], ort.InferenceSession(path).run(["res", "y"], feeds)):
         np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
+
+
+def test_saving_counts_a_fraction_of_the_estimated_savings():
+    # 0 -> 1 send 40 bytes: merged, 60 + 60 - 40 = 80 fits 90; counting half the
+    # saving (60 + 60 - 20 = 100) it does not
+    plan = _plan([[(0, None)], [(1, None)]], bytes_=[60, 60])
+    edges = {(0, 1): 40}
+    merged = merge_stages(plan, 1, 90, edges)
+    assert [s.bytes for s in merged.stages] == [80]
+    assert merge_stages(plan, 1, 90, edges, saving=0.5) is None
+    assert [s.bytes for s in merge_stages(plan, 1, 100, edges, saving=0.5).stages] == [100]
