@@ -65,16 +65,23 @@ def piece_bytes(plan: Plan, piece: tuple) -> int:
     return int(total * frac)
 
 
-def stage_edges(plan: Plan, returned: list) -> dict[tuple[int, int], int]:
-    """The stage graph of `plan`: (source stage, destination stage) -> bytes sent,
-    from the pieces each stage receives (core_graph.stage_io)."""
+def stage_receipts(plan: Plan, returned: list) -> list[dict[tuple, tuple[int, int]]]:
+    """What each stage of `plan` receives: piece -> (bytes, source stage), from
+    core_graph.stage_io."""
     from nnx.mesh.core_graph import stage_io
 
+    ios = stage_io(plan, returned, [""] * len(returned))
+    return [{pc: (piece_bytes(plan, pc), src) for pc, src in io.recv.items()} for io in ios]
+
+
+def stage_edges(plan: Plan, returned: list,
+                receipts: list[dict[tuple, tuple[int, int]]] | None = None) -> dict[tuple[int, int], int]:
+    """The stage graph of `plan`: (source stage, destination stage) -> bytes sent
+    (from `stage_receipts`)."""
     edges: dict[tuple[int, int], int] = {}
-    names = [""] * len(returned)
-    for s, io in enumerate(stage_io(plan, returned, names)):
-        for pc, src in io.recv.items():
-            edges[(src, s)] = edges.get((src, s), 0) + piece_bytes(plan, pc)
+    for s, recv in enumerate(receipts if receipts is not None else stage_receipts(plan, returned)):
+        for w, src in recv.values():
+            edges[(src, s)] = edges.get((src, s), 0) + w
     return edges
 
 
@@ -83,9 +90,13 @@ class _StageGraph:
     (the merged stage keeps the smaller index); `desc[s]` is the bit set of the
     stages reachable from s (s excluded)."""
 
-    def __init__(self, plan: Plan, edges: dict[tuple[int, int], int], saving: float = 1.0):
+    def __init__(self, plan: Plan, edges: dict[tuple[int, int], int], saving: float = 1.0,
+                 receipts: list[dict[tuple, tuple[int, int]]] | None = None):
         self.saving = saving
         n = len(plan.stages)
+        self.rep = list(range(n))  # original stage -> the stage it is merged into
+        #: per stage, the pieces it receives: piece -> (bytes, original source stage)
+        self.recv = [dict(r) for r in receipts] if receipts is not None else None
         self.alive = set(range(n))
         self.members = {s: [s] for s in range(n)}
         self.cost = [st.cost for st in plan.stages]
@@ -132,8 +143,13 @@ class _StageGraph:
         return not any(self.reaches(x, b) for x in self.succ[a] if x != b)
 
     def shared_inputs(self, a: int, b: int) -> int:
-        """Bytes a and b both receive from the same stages (the smaller of the two
-        per source): a merged stage receives them once."""
+        """Bytes a and b both receive: a merged stage receives them once (a band of a
+        piece the other receives whole not at all). Without the stages' receipts:
+        per common source, the smaller of the bytes each receives from it."""
+        if self.recv is not None:
+            ra, rb = self.recv[a], self.recv[b]
+            return sum(w for pc, (w, _) in ra.items() if pc in rb or (len(pc) == 4 and pc[:3] in rb)) \
+                + sum(w for pc, (w, _) in rb.items() if len(pc) == 4 and pc not in ra and pc[:3] in ra)
         pa, pb = self.pred[a], self.pred[b]
         if len(pa) > len(pb):
             pa, pb = pb, pa
@@ -150,6 +166,13 @@ class _StageGraph:
         a, b = min(a, b), max(a, b)
         self.bytes[a] = self.merged_bytes(a, b)
         self.alive.discard(b)
+        for m in self.members[b]:
+            self.rep[m] = a
+        if self.recv is not None:  # received once; none from inside; no band of a piece received whole
+            got = {**self.recv[b], **self.recv[a]}
+            self.recv[a] = {pc: (w, src) for pc, (w, src) in got.items()
+                            if self.rep[src] != a and not (len(pc) == 4 and pc[:3] in got)}
+            self.recv[b] = {}
         self.members[a] += self.members.pop(b)
         self.cost[a] += self.cost[b]
         for src, w in self.pred[b].items():
@@ -188,14 +211,17 @@ def _sibling_key(gr: _StageGraph, s: int, t: int) -> tuple:
 
 
 def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, int], int],
-                 saving: float = 1.0) -> Plan | None:
+                 saving: float = 1.0, receipts: list[dict[tuple, tuple[int, int]]] | None = None) -> Plan | None:
     """`plan` with stages merged until at most `ncores` remain (see the module
     docstring), or None when no valid merge is left before that. `edges` is the
-    stage graph (source, destination) -> bytes (`stage_edges`). A plan that fits
-    already is returned unchanged."""
+    stage graph (source, destination) -> bytes (`stage_edges`); `receipts` (from
+    `stage_receipts`), when given, say which pieces the stages receive, so that the
+    inputs two stages share are counted exactly; `saving` is the fraction of the
+    estimated savings a merged stage's bytes count. A plan that fits already is
+    returned unchanged."""
     if len(plan.stages) <= ncores:
         return plan
-    gr = _StageGraph(plan, edges, saving)
+    gr = _StageGraph(plan, edges, saving, receipts)
     heap: list[tuple[tuple, int, int]] = []
 
     def push_edges(s: int) -> None:
