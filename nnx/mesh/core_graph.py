@@ -145,6 +145,7 @@ def stage_io(plan: Plan, returned: list[SSAValue], out_names: list[str]) -> list
     prod = _Producers(plan)
     ios = [StageIO() for _ in plan.stages]
     for s in plan.stages:
+        whole: set = set()  # pieces received whole so far: a band of one is sliced here (_Builder.window_piece)
         for item in s.items:
             args, pieces = item_reads(plan, prod, item, returned)
             for a in args:
@@ -152,6 +153,10 @@ def stage_io(plan: Plan, returned: list[SSAValue], out_names: list[str]) -> list
                     ios[s.index].graph_inputs.append(a)
             for pc in pieces:
                 src = prod.stage_of(pc)
+                if len(pc) == 3:
+                    whole.add(pc)
+                elif pc[:3] in whole:
+                    continue
                 if src != s.index:
                     ios[s.index].recv[pc] = src
                     dsts = ios[src].send.setdefault(pc, [])
