@@ -46,8 +46,8 @@ def item_order(item: tuple[int, int | None]) -> tuple[float, int]:
 
 def piece_bytes(plan: Plan, piece: tuple) -> int:
     """The bytes of a message piece (nnx/mesh/core_graph.py `Piece`): a value, one
-    piece of its split (a full-size partial sum for a reduction), or a band of rows
-    of a piece."""
+    piece of its split (a full-size partial sum for a reduction, output piece j's
+    partial sum for part (r, j) of a 2-D split), or a band of rows of a piece."""
     i, r, j = piece[:3]
     if i == RETURN:
         return 0
@@ -55,6 +55,8 @@ def piece_bytes(plan: Plan, piece: tuple) -> int:
     total = nbytes(v)
     sp: Split | None = plan.splits.get(i)
     frac = 1.0
+    if j is not None and i in plan.blocks:  # a 2-D split's part: a running sum of its output piece
+        j = plan.blocks[i].coords(j)[1]
     if j is not None and sp is not None and sp.combine == "concat":
         frac = (sp.bounds[j + 1] - sp.bounds[j]) / sp.bounds[-1]
     if len(piece) == 4:

@@ -136,6 +136,14 @@ def test_op_too_big_both_ways_is_split_in_2d_and_matches_onnxruntime(model, op_n
     assert plan.splits[i] == blk.outputs and blk.outputs.combine == "concat"
     cores = {plan.where[(i, blk.part(r, j))] for r in range(blk.ki) for j in range(blk.kj)}
     assert len(cores) == blk.ki * blk.kj
+    # a running sum passed along chain j is output piece j (stage merging sizes
+    # messages by it)
+    from nnx.mesh.stage_merge import piece_bytes
+
+    for r in range(blk.ki - 1):
+        for j in range(blk.kj):
+            frac = (blk.outputs.bounds[j + 1] - blk.outputs.bounds[j]) / blk.outputs.bounds[-1]
+            assert piece_bytes(plan, (i, 0, blk.part(r, j))) == int(nbytes(op.results[0]) * frac)
     # every part fits the plan: its input range, weight block and output piece
     assert all(stage.bytes <= budget for stage in plan.stages if any(it[0] == i for it in stage.items))
     got = _run(comp, target, feeds, tmp_path).outputs
