@@ -133,6 +133,9 @@ class ProgramRun:
     host_out_cycles: int
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    #: the mesh run's network-on-chip traffic (docs/mesh.md, "Simulator")
+    noc_bytes: int = 0
+    noc_byte_hops: int = 0
 
     @property
     def host_cycles(self) -> int:
@@ -184,6 +187,8 @@ class PackageResult:
             "weight_load_bytes": sum(r.weight_load_bytes for r in self.runs),
             "host_in_bytes": sum(r.host_in_bytes for r in self.runs),
             "host_out_bytes": sum(r.host_out_bytes for r in self.runs),
+            "noc_bytes": sum(r.noc_bytes for r in self.runs),
+            "noc_byte_hops": sum(r.noc_byte_hops for r in self.runs),
             "per_program": [r.report() for r in self.runs],
         }
 
@@ -223,7 +228,7 @@ def run_package(pkg: Package, inputs: Mapping[str, np.ndarray], target, keep_run
             run.cycles,
             sum(v.nbytes for v in run.outputs.values()),
             sum(link.transfer_cycles(v.nbytes) for v in run.outputs.values()),
-            list(needed), list(run.outputs))
+            list(needed), list(run.outputs), run.noc_bytes, run.noc_byte_hops)
         host.update(run.outputs)
         result.runs.append(pr)
         if keep_runs:

@@ -97,6 +97,9 @@ def test_mlp_runs_as_a_package_on_a_quarter_of_its_weights(tmp_path):
     assert report["cycles"] == sum(p["cycles"] for p in per)
     assert all(p["weight_load_bytes"] > 0 and p["host_in_bytes"] > 0 and p["host_out_bytes"] > 0 for p in per)
     assert sum(p["weight_load_bytes"] for p in per) >= weight_bytes
+    # the mesh runs' NoC traffic, per program and in total (a 3 x 2 mesh of split layers)
+    assert report["noc_byte_hops"] == sum(p["noc_byte_hops"] for p in per) > 0
+    assert report["noc_bytes"] == sum(p["noc_bytes"] for p in per) > 0
     _check_outputs(tmp_path, model, feeds)
 
 
