@@ -138,6 +138,19 @@ class _LineError(Exception):
     pass
 
 
+def symbol_name_and_tile(kw: str, name: str, tile_text: str) -> tuple[str, Tile]:
+    """The checked NAME and TILE of a `.input`/`.output`/`.const` line: a well-formed
+    name and a dense tile in storage (S); else a line error."""
+    if not _NAME_RE.match(name):
+        raise _LineError(f"{kw}: malformed name '{name}'")
+    tile = parse_tile(tile_text)
+    if tile.space != "S":
+        raise _LineError(f"{kw} {name}: must live in storage (S), not {tile.space}")
+    if not tile.contiguous:
+        raise _LineError(f"{kw} {name}: must be a dense tile")
+    return name, tile
+
+
 def parse_tile(text: str) -> Tile:
     m = _TILE_RE.match(text.strip())
     if not m:
@@ -368,14 +381,7 @@ def parse_program(text: str, path: str = "<program>") -> Program:
                 elif kw in (".input", ".output", ".const"):
                     if len(words) != 3:
                         raise _LineError(f"{kw} takes NAME TILE")
-                    name = words[1]
-                    if not _NAME_RE.match(name):
-                        raise _LineError(f"{kw}: malformed name '{name}'")
-                    tile = parse_tile(words[2])
-                    if tile.space != "S":
-                        raise _LineError(f"{kw} {name}: must live in storage (S), not {tile.space}")
-                    if not tile.contiguous:
-                        raise _LineError(f"{kw} {name}: must be a dense tile")
+                    name, tile = symbol_name_and_tile(kw, words[1], words[2])
                     key = f"{kw}:{name}"
                     if key in names:
                         raise _LineError(f"{kw} {name} already declared on line {names[key]}")

@@ -39,7 +39,6 @@ import re
 from dataclasses import dataclass, field
 
 from nnx.sim.asm import (
-    _NAME_RE,
     AsmError,
     DataSegment,
     Program,
@@ -49,6 +48,7 @@ from nnx.sim.asm import (
     format_instr,
     parse_program,
     parse_tile,
+    symbol_name_and_tile,
     read_text,
 )
 from nnx.sim.isa import Instr, Tile
@@ -205,14 +205,7 @@ def _sliced_symbol(words: list[str], line: int) -> SlicedSymbol:
     kw = words[0]
     if len(words) != 6 or words[4] != "of":
         raise _LineError(f"{kw} takes NAME TILE [slice=AXIS:LO:HI of SHAPE]")
-    name = words[1]
-    if not _NAME_RE.match(name):
-        raise _LineError(f"{kw}: malformed name '{name}'")
-    tile = parse_tile(words[2])
-    if tile.space != "S":
-        raise _LineError(f"{kw} {name}: must live in storage (S), not {tile.space}")
-    if not tile.contiguous:
-        raise _LineError(f"{kw} {name}: must be a dense tile")
+    name, tile = symbol_name_and_tile(kw, words[1], words[2])
     m = _SLICE_RE.match(words[3])
     if not m:
         raise _LineError(f"{kw} {name}: expected slice=AXIS:LO:HI, got '{words[3]}'")
