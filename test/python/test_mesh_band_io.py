@@ -16,21 +16,14 @@ from nnx.mesh.compile import compile_for_mesh
 from nnx.sim.asm_mesh import io_slice, read_mesh_program
 from nnx.sim.mesh_simulator import MeshSimulator
 from nnx.target import load_target
+from mesh_targets import resized_mesh
 
 HERE = os.path.dirname(__file__)
-BASE_TARGET = os.path.join(HERE, "..", "passes", "lower-to-mesh", "Inputs", "mesh4x4.toml")
 GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)"
 
 
 def _mesh_target(tmp_path, width, height, core_memory):
-    """The 4 x 4 test mesh resized to width x height cores of `core_memory` bytes."""
-    text = open(BASE_TARGET, encoding="utf-8").read()
-    text = re.sub(r"(?m)^width = \d+", f"width = {width}", text)
-    text = re.sub(r"(?m)^height = \d+", f"height = {height}", text)
-    text = re.sub(r"(?m)^core_memory_bytes = \d+", f"core_memory_bytes = {core_memory}", text)
-    path = tmp_path / f"mesh{width}x{height}.toml"
-    path.write_text(text)
-    return str(path)
+    return resized_mesh(tmp_path, width, height, core_memory)
 
 
 def _cnn(path, layers=1, channels=(4, 8), hw=96):

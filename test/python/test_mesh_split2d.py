@@ -11,7 +11,6 @@ graph fails to compile. The mesh simulator's outputs match onnxruntime.
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 import pytest
@@ -23,24 +22,16 @@ from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, BlockSplit, Split, nbytes
 from nnx.sim.mesh_simulator import MeshSimulator
 from nnx.target import load_target
+from mesh_targets import resized_mesh
 
 HERE = os.path.dirname(__file__)
-BASE_TARGET = os.path.join(HERE, "..", "passes", "lower-to-mesh", "Inputs", "mesh4x4.toml")
 GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)"
 CORE_MEMORY = 32768
 
 
 def _target(tmp_path, width=6, height=6):
     """targets for the tests: `width` x `height` cores of 32 KiB with 8 KiB caches."""
-    with open(BASE_TARGET) as f:
-        text = f.read()
-    text = re.sub(r"(?m)^width = \d+", f"width = {width}", text)
-    text = re.sub(r"(?m)^height = \d+", f"height = {height}", text)
-    text = re.sub(r"(?m)^core_memory_bytes = \d+", f"core_memory_bytes = {CORE_MEMORY}", text)
-    text = re.sub(r"(?m)^bytes = 32768", "bytes = 8192", text)
-    path = tmp_path / f"mesh{width}x{height}.toml"
-    path.write_text(text)
-    return str(path)
+    return resized_mesh(tmp_path, width, height, CORE_MEMORY, cache_bytes=8192)
 
 
 def _save(path, nodes, inputs, outputs, inits):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 import numpy as np
 import pytest
@@ -19,21 +18,14 @@ import model_zoo
 from nnx import api
 from nnx.split_fuse.fit import FitChecker, split_until_fit
 from nnx.split_fuse.fuse import Fuser, FusionWindow, fuse_chain
+from mesh_targets import resized_mesh
 
 HERE = os.path.dirname(__file__)
-BASE_TARGET = os.path.join(HERE, "..", "passes", "lower-to-mesh", "Inputs", "mesh4x4.toml")
 GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)"
 
 
 def _mesh_target(tmp_path, width, height, core_memory):
-    """The 4 x 4 test mesh resized to width x height cores of `core_memory` bytes."""
-    text = open(BASE_TARGET).read()
-    text = re.sub(r"width = \d+", f"width = {width}", text)
-    text = re.sub(r"height = \d+", f"height = {height}", text)
-    text = re.sub(r"core_memory_bytes = \d+", f"core_memory_bytes = {core_memory}", text)
-    path = tmp_path / f"mesh{width}x{height}.toml"
-    path.write_text(text)
-    return str(path)
+    return resized_mesh(tmp_path, width, height, core_memory)
 
 
 def _mlp_model(path, layers=8, width=256, every=2):
