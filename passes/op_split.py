@@ -56,6 +56,7 @@ from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
 from nnx.interp.blocked_matmul import COL_BLOCK, ROW_BLOCK
+from nnx.passes.op_split_spatial import ROWS, row_piece_ok, row_slices
 
 Slice = tuple[int, int, int]  # (axis, start, stop) of an operand; None = whole operand
 
@@ -99,6 +100,11 @@ class SplitRule:
     def slices(self, op: Operation, axis: int, lo: int, hi: int) -> tuple[list[Slice | None], dict]:
         return _aligned_slices(op, axis, lo, hi), {}
 
+    def piece_ok(self, op: Operation, axis: int, lo: int, hi: int) -> bool:
+        """Whether the piece [lo, hi) along `axis` can be built (every piece can but
+        a row piece reading no input row)."""
+        return True
+
 
 def _aligned_slices(op: Operation, axis: int, lo: int, hi: int) -> list[Slice | None]:
     """Operands aligned with the result from the right (broadcasting): the matching
@@ -116,9 +122,24 @@ def _aligned_slices(op: Operation, axis: int, lo: int, hi: int) -> list[Slice | 
     return res
 
 
-class ConvRule(SplitRule):
+class WindowRule(SplitRule):
+    """Conv and pooling: the rows axis (2) takes the op's input rows and its own pads
+    (passes/op_split_spatial.py); batch and channels slice X along the same axis."""
+
+    def slices(self, op, axis, lo, hi):
+        if axis == ROWS:
+            return row_slices(op, lo, hi)
+        return super().slices(op, axis, lo, hi)
+
+    def piece_ok(self, op, axis, lo, hi):
+        return axis != ROWS or row_piece_ok(op, lo, hi)
+
+
+class ConvRule(WindowRule):
     def slices(self, op, axis, lo, hi):
         w = op.W
+        if axis == ROWS:
+            return row_slices(op, lo, hi)
         if axis == 0:
             return [(0, lo, hi), None, None], {}
         g = int(op.attr("group", 1) or 1)
@@ -164,8 +185,10 @@ class ResizeRule(SplitRule):
         return [res[0]] + [None] * (len(res) - 1), {"__sizes_axis": axis}
 
 
-def split_rule(op: Operation) -> SplitRule | None:
-    """The op's split rule (see the module docstring), None if it is never split."""
+def split_rule(op: Operation, spatial: bool = False) -> SplitRule | None:
+    """The op's split rule (see the module docstring), None if it is never split.
+    `spatial`: Conv and MaxPool/AveragePool also split their output rows (axis 2),
+    after batch and channels."""
     from nnx.dialects import graph as G
 
     if not isinstance(op, G.GraphOp) or len(op.results) != 1 or op.DYNAMIC_RESULT_SHAPE:
@@ -180,13 +203,19 @@ def split_rule(op: Operation) -> SplitRule | None:
             channels = _shape(op.W)[0] // g  # whole groups
         else:  # one input channel: tap by tap, else blocks of output channels
             channels = 1 if _shape(op.W)[1] == 1 else ROW_BLOCK
-        return ConvRule((0, 1), False, {1: channels})
+        return ConvRule((0, 1, ROWS) if spatial else (0, 1), False, {1: channels})
     if isinstance(op, G.GemmOp):
         return GemmRule((0, 1), False, {0: ROW_BLOCK, 1: COL_BLOCK})
     if isinstance(op, G.MatMulOp) and len(_shape(op.A)) >= 2 and len(_shape(op.B)) >= 2:
         return MatMulRule(tuple(range(r)), False, {r - 2: ROW_BLOCK, r - 1: COL_BLOCK})
-    if isinstance(op, (G.MaxPoolOp, G.AveragePoolOp, G.GlobalPoolOp)) and r >= 3:
+    if isinstance(op, (G.MaxPoolOp, G.AveragePoolOp)) and r >= 3:
+        windowed = spatial and op.attr("auto_pad", "NOTSET") in (None, "NOTSET")
+        return WindowRule((0, 1, ROWS) if windowed else (0, 1), False, {})
+    if isinstance(op, G.GlobalPoolOp) and r >= 3:
         return SplitRule((0, 1), False, {})
+    if isinstance(op, G.LayerNormalizationOp):  # graph-fuse's op: the axes before `axis`
+        a = int(op.attr("axis", -1))
+        return SplitRule(tuple(range(a + r if a < 0 else a)), True, {})
     if isinstance(op, G.ResizeOp) and r >= 3:
         xs = _shape(op.X)
         ok = tuple(a for a in (0, 1) if xs[a] == out[a])
@@ -222,19 +251,30 @@ def op_bytes(op: Operation) -> int:
     return total
 
 
-def piece_bytes(op: Operation, rule: SplitRule, axis: int, lo: int, hi: int) -> int:
+def piece_shapes(op: Operation, rule: SplitRule, axis: int, lo: int, hi: int) -> list[list[int] | None]:
+    """The shapes of the piece [lo, hi) along `axis`: its operands (None: absent) and
+    its result."""
     sl, _ = rule.slices(op, axis, lo, hi)
-    total = 0
+    shapes: list[list[int] | None] = []
     for v, s in zip(op.onnx_inputs(), sl):  # type: ignore[attr-defined]
-        if v is None:
-            continue
-        shape = list(_shape(v))
-        if s is not None:
+        shape = None if v is None else list(_shape(v))
+        if shape is not None and s is not None:
             shape[s[0]] = s[2] - s[1]
-        total += _nbytes(shape, v.type)
+        shapes.append(shape)
     out = list(_shape(op.results[0]))
     out[axis] = hi - lo
-    return total + _nbytes(out, op.results[0].type)
+    return shapes + [out]
+
+
+def shapes_bytes(op: Operation, shapes: list[list[int] | None]) -> int:
+    """Bytes of a piece of `op` with these operand and result shapes."""
+    values = list(op.onnx_inputs()) + [op.results[0]]  # type: ignore[attr-defined]
+    return sum(_nbytes(s, v.type) for v, s in zip(values, shapes) if v is not None and s is not None)
+
+
+def piece_bytes(op: Operation, rule: SplitRule, axis: int, lo: int, hi: int) -> int:
+    """The data bytes of the piece [lo, hi) along `axis`."""
+    return shapes_bytes(op, piece_shapes(op, rule, axis, lo, hi))
 
 
 def balanced_cuts(size: int, gran: int, k: int) -> list[tuple[int, int]]:
@@ -257,26 +297,133 @@ def max_pieces(op: Operation, rule: SplitRule, axis: int) -> int:
     return size // rule.granule.get(axis, 1)
 
 
+def largest_piece(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, int]]) -> int:
+    """The data bytes of the largest of the pieces `cuts` along `axis`."""
+    return max(piece_bytes(op, rule, axis, lo, hi) for lo, hi in cuts)
+
+
 def pieces_along(op: Operation, rule: SplitRule, axis: int, threshold: int) -> list[tuple[int, int]]:
     """The fewest balanced pieces (whole granules) whose data fit `threshold`; the
-    finest such split when none fits."""
+    finest such split when none fits ([] when no split into buildable pieces)."""
     size = _shape(op.results[0])[axis]
     gran = rule.granule.get(axis, 1)
     best: list[tuple[int, int]] = []
     for k in range(2, max_pieces(op, rule, axis) + 1):
-        best = balanced_cuts(size, gran, k)
-        if max(piece_bytes(op, rule, axis, lo, hi) for lo, hi in best) <= threshold:
+        cuts = balanced_cuts(size, gran, k)
+        if not all(rule.piece_ok(op, axis, lo, hi) for lo, hi in cuts):
+            continue
+        best = cuts
+        if largest_piece(op, rule, axis, best) <= threshold:
             return best
     return best
 
 
-def choose_split(op: Operation, rule: SplitRule, threshold: int, target) -> tuple[int, list[tuple[int, int]]] | None:
-    """The axis and pieces of `op` (None when no candidate axis can be split)."""
+def _largest_shapes(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, int]]):
+    """Per operand and result, the largest extent of every axis over the pieces
+    `cuts` (balanced cuts have two sizes; the first two pieces of each size and the
+    last one cover the border pieces and an interior one)."""
+    k = len(cuts)
+    sizes = [hi - lo for lo, hi in cuts]
+    second = next((i for i in range(k) if sizes[i] != sizes[0]), k)
+    picks = sorted({i for i in (0, 1, second, second + 1, k - 1) if i < k})
+    res = None
+    for i in picks:
+        sh = piece_shapes(op, rule, axis, *cuts[i])
+        res = sh if res is None else [None if s is None else [max(x, y) for x, y in zip(s, t)]
+                                      for s, t in zip(res, sh)]
+    return res
+
+
+def _valid_cuts(op: Operation, rule: SplitRule, axis: int, k: int) -> list[tuple[int, int]] | None:
+    size = _shape(op.results[0])[axis]
+    cuts = balanced_cuts(size, rule.granule.get(axis, 1), k)
+    return cuts if all(rule.piece_ok(op, axis, lo, hi) for lo, hi in cuts) else None
+
+
+def _pair_split(op: Operation, rule: SplitRule, cands: list[int], threshold: int):
+    """Two axes together: the cut (a into k_a pieces, each then cut along b into k_b)
+    with the fewest pieces k_a * k_b whose pieces fit `threshold`; returns the first
+    axis and its cuts, or None. A piece of both cuts has, per operand, the smaller
+    extent of the two (each axis slices other operand axes), so its bytes are known
+    without building it."""
+    best = None
+    for ia, a in enumerate(cands):
+        for b in cands:
+            if b == a:
+                continue
+            memo: dict[int, list | None] = {}
+
+            def largest_b(kb: int):
+                if kb not in memo:
+                    cuts = [(0, _shape(op.results[0])[b])] if kb == 1 else _valid_cuts(op, rule, b, kb)
+                    memo[kb] = None if cuts is None else _largest_shapes(op, rule, b, cuts)
+                return memo[kb]
+
+            max_b = max_pieces(op, rule, b)
+            for ka in range(2, max_pieces(op, rule, a) + 1):
+                if best is not None and ka > best[0][0]:
+                    break
+                cuts_a = _valid_cuts(op, rule, a, ka)
+                if cuts_a is None:
+                    continue
+                la = _largest_shapes(op, rule, a, cuts_a)
+
+                def fits(kb: int) -> bool:
+                    lb = largest_b(kb)
+                    if lb is None:
+                        return False
+                    both = [None if x is None else [min(p, q) for p, q in zip(x, y)] for x, y in zip(la, lb)]
+                    return shapes_bytes(op, both) <= threshold
+
+                if not fits(max_b):
+                    continue
+                lo, hi = 1, max_b  # the fewest b pieces that fit (bytes shrink with more pieces)
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    lo, hi = (lo, mid) if fits(mid) else (mid + 1, hi)
+                key = (ka * lo, ka, ia)
+                if best is None or key < best[0]:
+                    best = (key, a, cuts_a)
+    return None if best is None else (best[1], best[2])
+
+
+def _first_that_fits(op: Operation, rule: SplitRule, cands: list[int], threshold: int):
+    """In preference order, the first axis whose pieces fit `threshold` alone; else
+    two axes together (`_pair_split`: e.g. row pieces of a conv whose weights alone
+    exceed the threshold, each then cut by output channels); else the finest cut of
+    the axis whose finest pieces are the smallest (its pieces are examined again)."""
+    finest = []
+    for a in cands:
+        cuts = pieces_along(op, rule, a, threshold)
+        if not cuts:
+            continue
+        top = largest_piece(op, rule, a, cuts)
+        if top <= threshold:
+            return a, cuts
+        finest.append((top, a, cuts))
+    if not finest:
+        return None
+    pair = _pair_split(op, rule, [a for _, a, _ in finest], threshold)
+    if pair is not None:
+        return pair
+    _, a, cuts = min(finest, key=lambda t: t[0])  # min() keeps the earliest of equal sizes
+    return a, cuts
+
+
+def choose_split(op: Operation, rule: SplitRule, threshold: int, target,
+                 spatial: bool = False) -> tuple[int, list[tuple[int, int]]] | None:
+    """The axis and pieces of `op` (None when no candidate axis can be split).
+    Preference-ordered rules take their first axis that can be cut; with `spatial`,
+    the first whose pieces fit (`_first_that_fits`), so a conv whose input alone
+    exceeds the threshold is cut by rows rather than into channel pieces that each
+    read the whole input."""
     out = _shape(op.results[0])
     cands = [a for a in rule.axes if max_pieces(op, rule, a) >= 2]
     if not cands:
         return None
     if not rule.by_cost:
+        if spatial:
+            return _first_that_fits(op, rule, cands, threshold)
         return cands[0], pieces_along(op, rule, cands[0], threshold)
     best = None
     for a in cands:
@@ -379,15 +526,54 @@ def split_op(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, in
     return pieces
 
 
+def split_to_fit(op: Operation, threshold: int, target=None, spatial: bool = True) -> bool:
+    """Split `op` in place in its block until every piece's data (`op_bytes`: operands
+    including weights, and results) is at most `threshold` bytes where its rule
+    allows: the slices, the pieces and one concat per split (a piece still too big is
+    split again along its next axis, down to one output row, one channel or one
+    product block). `target` (a `Target`; None = the default one) prices the pieces of
+    elementwise ops; `spatial` lets Conv and pooling cut output rows (module
+    docstring). Returns True when anything was split; ops with no rule, or already
+    small enough, are left alone. `op-split` runs this on every op of each function.
+
+        from nnx.passes.op_split import split_to_fit
+        split_to_fit(conv_op, 1 << 20)   # the conv's pieces now hold <= 1 MiB each
+    """
+    if threshold <= 0:
+        raise ValueError(f"split_to_fit: threshold={threshold}: must be positive")
+    if target is None:
+        from nnx.target import load_target
+
+        target = load_target()
+    work = [op]
+    changed = False
+    while work:
+        o = work.pop(0)
+        if o.parent_block() is None or op_bytes(o) <= threshold:
+            continue
+        rule = split_rule(o, spatial)
+        if rule is None:
+            continue
+        choice = choose_split(o, rule, threshold, target, spatial)
+        if choice is None:
+            continue
+        axis, cuts = choice
+        work[:0] = split_op(o, rule, axis, cuts)
+        changed = True
+    return changed
+
+
 @dataclass(frozen=True)
 class OpSplitPass(ModulePass):
     """Split ops whose data exceed `threshold` bytes (0 = from the target's caches)
-    into same-type ops over slices joined by concat (module docstring)."""
+    into same-type ops over slices joined by concat (module docstring); `spatial`:
+    Conv and pooling may also cut their output rows (`split_to_fit`)."""
 
     name = "op-split"
 
     threshold: int = 0
     target: str = ""
+    spatial: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from xdsl.dialects import func
@@ -399,16 +585,5 @@ class OpSplitPass(ModulePass):
         target = load_pass_target("op-split", self.target)
         threshold = self.threshold or default_threshold(target)
         for f in [o for o in op.body.block.ops if isinstance(o, func.FuncOp)]:
-            work = list(f.body.block.ops)
-            while work:
-                o = work.pop(0)
-                if o.parent_block() is None or op_bytes(o) <= threshold:
-                    continue
-                rule = split_rule(o)
-                if rule is None:
-                    continue
-                choice = choose_split(o, rule, threshold, target)
-                if choice is None:
-                    continue
-                axis, cuts = choice
-                work[:0] = split_op(o, rule, axis, cuts)
+            for o in list(f.body.block.ops):
+                split_to_fit(o, threshold, target, self.spatial)
