@@ -20,7 +20,10 @@ of which
 * with ceil_mode, the last window may overhang past the explicit bottom pad by up to
   s - 1 rows; a piece keeping ceil_mode=1 reads the same overhang and still gets
   exactly b - a rows (the ceil rounds the overhang in, and the start of its last
-  window, (b - 1)*s, lies inside pt + H as it does in the whole op).
+  window, (b - 1)*s, lies inside pt + H as it does in the whole op). MaxPool and
+  AveragePool without count_include_pad write the overhang as bottom pad instead
+  (-inf, or not counted, either way), so their pieces hold whole windows; an
+  AveragePool piece with count_include_pad must (`row_piece_ok`).
 
 Every output element of the piece therefore reads the same input elements and the
 same pad positions, at the same kernel taps, as in the whole op; AveragePool counts
@@ -58,22 +61,40 @@ def row_geometry(op: Operation) -> tuple[int, int, int, int, int]:
     return (k - 1) * int(dil[0]) + 1, int(strides[0]), int(pads[0]), int(pads[r]), _shape(x)[2]
 
 
-def row_window(op: Operation, a: int, b: int) -> tuple[int, int, int, int]:
-    """(in_lo, in_hi, pad_top, pad_bottom) of the piece computing output rows [a, b)
-    (module docstring)."""
+def _overhang_is_pad(op: Operation) -> bool:
+    """Whether rows read past the explicit bottom pad (ceil_mode) may be written as
+    more bottom pad: MaxPool pads with -inf either way; AveragePool without
+    count_include_pad counts neither."""
+    from nnx.dialects import graph as G
+
+    if isinstance(op, G.MaxPoolOp):
+        return True
+    return isinstance(op, G.AveragePoolOp) and not int(op.attr("count_include_pad", 0) or 0)
+
+
+def row_window(op: Operation, a: int, b: int) -> tuple[int, int, int, int, int]:
+    """(in_lo, in_hi, pad_top, pad_bottom, overhang) of the piece computing output
+    rows [a, b) (module docstring); the overhang is already counted in pad_bottom
+    where `_overhang_is_pad`."""
     dk, s, pt, pe, h = row_geometry(op)
     r0, r1 = a * s, (b - 1) * s + dk
     in_lo, in_hi = max(0, r0 - pt), min(h, r1 - pt)
     top = max(0, min(r1, pt) - r0)
     bottom = max(0, min(r1, pt + h + pe) - max(r0, pt + h))
-    return in_lo, in_hi, top, bottom
+    overhang = max(0, r1 - max(r0, pt + h + pe))
+    if overhang and _overhang_is_pad(op):
+        bottom, overhang = bottom + overhang, 0
+    return in_lo, in_hi, top, bottom, overhang
 
 
 def row_piece_ok(op: Operation, a: int, b: int) -> bool:
-    """The piece reads at least one input row (a window lying wholly in a pad wider
-    than the kernel would leave it none)."""
-    in_lo, in_hi, _, _ = row_window(op, a, b)
-    return in_hi > in_lo
+    """The piece reads at least one input row, and its input with its explicit pads
+    holds one whole window (ONNX, and the verifier, reject a smaller padded input even
+    with ceil_mode: a one-row AveragePool piece with count_include_pad whose window
+    overhangs the bottom pad is refused, and the split takes fewer pieces)."""
+    dk = row_geometry(op)[0]
+    in_lo, in_hi, top, bottom, _ = row_window(op, a, b)
+    return in_hi > in_lo and in_hi - in_lo + top + bottom >= dk
 
 
 def row_slices(op: Operation, a: int, b: int) -> tuple[list, dict]:
@@ -81,7 +102,7 @@ def row_slices(op: Operation, a: int, b: int) -> tuple[list, dict]:
     of the piece computing output rows [a, b)."""
     x = op.onnx_inputs()[0]  # type: ignore[attr-defined]
     r = len(_shape(x)) - 2
-    in_lo, in_hi, top, bottom = row_window(op, a, b)
+    in_lo, in_hi, top, bottom, _ = row_window(op, a, b)
     pads = list(op.attr("pads") or [0] * (2 * r))  # type: ignore[attr-defined]
     pads[0], pads[r] = top, bottom
     n_in = len(op.onnx_inputs())  # type: ignore[attr-defined]

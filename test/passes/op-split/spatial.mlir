@@ -87,11 +87,11 @@ func.func @depthwise_rows(%x: tensor<1x2x48x48xf32>) -> tensor<1x2x48x48xf32> {
 
 // MaxPool 3x3/2 with ceil_mode on 64 rows: 32 output rows, the last window reads rows
 // 62, 63 and one row past the input. One channel alone is 20 KiB, so rows (7, 7, 6,
-// 6, 6); the last piece keeps ceil_mode and gets the same overhang. Without spatial
-// the channels are cut (OFF).
+// 6, 6); the last piece writes the overhang row as a bottom pad (-inf either way),
+// so it holds whole windows. Without spatial the channels are cut (OFF).
 // CHECK-LABEL: func.func @maxpool_ceil
 // CHECK:         graph.max_pool({{.*}}) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x15x64xf32>) -> tensor<1x2x7x32xf32>
-// CHECK:         graph.max_pool({{.*}} : (tensor<1x2x12x64xf32>) -> tensor<1x2x6x32xf32>
+// CHECK:         graph.max_pool({{.*}}) {{{.*}}pads = array<i64: 0, 0, 1, 0>} : (tensor<1x2x12x64xf32>) -> tensor<1x2x6x32xf32>
 // CHECK-NEXT:    graph.concat({{.*}}) {axis = 2 : i64} {{.*}} -> tensor<1x2x32x32xf32>
 // OFF-LABEL:   func.func @maxpool_ceil
 // OFF:           graph.concat({{.*}}) {axis = 1 : i64}
