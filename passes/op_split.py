@@ -45,6 +45,7 @@ element do not change when the op is cut at the block granules above
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,6 +56,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
+from nnx.dialects.traits import Elementwise
 from nnx.interp.blocked_matmul import COL_BLOCK, ROW_BLOCK
 from nnx.passes.op_split_spatial import ROWS, row_piece_ok, row_slices
 
@@ -96,6 +98,11 @@ class SplitRule:
     """Pieces along an axis start at multiples of its granule (default 1): the
     interpreter's block sizes for the rows/columns of a matrix product
     (nnx/interp/blocked_matmul.py), whole groups for a grouped Conv."""
+
+    fine: dict[int, int] | None = None
+    """With `spatial`: granules to fall back on when no cut at `granule` fits (a
+    plain Conv's output channels one at a time: exact up to summation order, as its
+    row pieces are)."""
 
     def slices(self, op: Operation, axis: int, lo: int, hi: int) -> tuple[list[Slice | None], dict]:
         return _aligned_slices(op, axis, lo, hi), {}
@@ -203,7 +210,9 @@ def split_rule(op: Operation, spatial: bool = False) -> SplitRule | None:
             channels = _shape(op.W)[0] // g  # whole groups
         else:  # one input channel: tap by tap, else blocks of output channels
             channels = 1 if _shape(op.W)[1] == 1 else ROW_BLOCK
-        return ConvRule((0, 1, ROWS) if spatial else (0, 1), False, {1: channels})
+        if not spatial:
+            return ConvRule((0, 1), False, {1: channels})
+        return ConvRule((0, 1, ROWS), False, {1: channels}, {1: 1} if g == 1 and channels > 1 else None)
     if isinstance(op, G.GemmOp):
         return GemmRule((0, 1), False, {0: ROW_BLOCK, 1: COL_BLOCK})
     if isinstance(op, G.MatMulOp) and len(_shape(op.A)) >= 2 and len(_shape(op.B)) >= 2:
@@ -229,8 +238,9 @@ def split_rule(op: Operation, spatial: bool = False) -> SplitRule | None:
         reduced = {a + r if a < 0 else a}
     elif op.ONNX_TYPE == "LRN":
         reduced = {1}
-    elif not isinstance(op, (G.UnaryXOp, G.UnaryInputOp, G.ElementwiseBinaryOp, G.VariadicElementwiseOp)):
-        return None
+    elif not isinstance(op, (G.UnaryXOp, G.UnaryInputOp, G.ElementwiseBinaryOp, G.VariadicElementwiseOp)) and not (
+            op.has_trait(Elementwise) and all(len(_shape(v)) <= r for v in op.onnx_inputs() if v is not None)):
+        return None  # (Elementwise: Clip with its scalar bounds, ...)
     if isinstance(op, G.GlobalPoolOp) or op.results[0].type != getattr(op.onnx_inputs()[0], "type", None):
         if not isinstance(op, (G.ElementwiseBinaryOp, G.VariadicElementwiseOp)):
             return None  # shape-changing unary ops (Flatten, DepthToSpace, ...)
@@ -391,7 +401,8 @@ def _first_that_fits(op: Operation, rule: SplitRule, cands: list[int], threshold
     """In preference order, the first axis whose pieces fit `threshold` alone; else
     two axes together (`_pair_split`: e.g. row pieces of a conv whose weights alone
     exceed the threshold, each then cut by output channels); else the finest cut of
-    the axis whose finest pieces are the smallest (its pieces are examined again)."""
+    the axis whose finest pieces are the smallest (its pieces are examined again).
+    Returns (axis, cuts, whether the pieces fit) or None."""
     finest = []
     for a in cands:
         cuts = pieces_along(op, rule, a, threshold)
@@ -399,15 +410,15 @@ def _first_that_fits(op: Operation, rule: SplitRule, cands: list[int], threshold
             continue
         top = largest_piece(op, rule, a, cuts)
         if top <= threshold:
-            return a, cuts
+            return a, cuts, True
         finest.append((top, a, cuts))
     if not finest:
         return None
     pair = _pair_split(op, rule, [a for _, a, _ in finest], threshold)
     if pair is not None:
-        return pair
+        return pair[0], pair[1], True
     _, a, cuts = min(finest, key=lambda t: t[0])  # min() keeps the earliest of equal sizes
-    return a, cuts
+    return a, cuts, False
 
 
 def choose_split(op: Operation, rule: SplitRule, threshold: int, target,
@@ -423,7 +434,12 @@ def choose_split(op: Operation, rule: SplitRule, threshold: int, target,
         return None
     if not rule.by_cost:
         if spatial:
-            return _first_that_fits(op, rule, cands, threshold)
+            found = _first_that_fits(op, rule, cands, threshold)
+            if (found is None or not found[2]) and rule.fine:
+                fine = dataclasses.replace(rule, granule={**rule.granule, **rule.fine}, fine=None)
+                cands_fine = [a for a in fine.axes if max_pieces(op, fine, a) >= 2]
+                found = _first_that_fits(op, fine, cands_fine, threshold) or found
+            return None if found is None else (found[0], found[1])
         return cands[0], pieces_along(op, rule, cands[0], threshold)
     best = None
     for a in cands:

@@ -131,3 +131,41 @@ func.func @layer_norm(%x: tensor<1x8x16x32xf32>) -> tensor<1x8x16x32xf32> {
   %y = graph.layer_normalization(%x, %g, %b) {axis = -1 : i64, epsilon = 1.0e-05 : f32} : (tensor<1x8x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x8x16x32xf32>
   func.return %y : tensor<1x8x16x32xf32>
 }
+
+// -----
+
+// 32 output channels are one product block, and the 18 KiB of weights are in every
+// row piece: no cut at the exact granules fits. With spatial=true the channels then
+// cut one at a time (as exact as the row pieces: up to summation order): 3 pieces
+// of 11, 11, 10 channels, the input whole.
+// CHECK-LABEL: func.func @conv_fine_channels
+// CHECK-NOT:     graph.slice
+// CHECK:         graph.conv(%x, %{{.*}}) {{.*}} : (tensor<1x16x4x4xf32>, tensor<11x16x3x3xf32>) -> tensor<1x11x4x4xf32>
+// CHECK:         graph.conv(%x, %{{.*}}) {{.*}} -> tensor<1x11x4x4xf32>
+// CHECK:         graph.conv(%x, %{{.*}}) {{.*}} -> tensor<1x10x4x4xf32>
+// CHECK-NEXT:    graph.concat({{.*}}) {axis = 1 : i64}
+// OFF-LABEL:   func.func @conv_fine_channels
+// OFF-NEXT:      graph.constant
+// OFF-NEXT:      graph.conv(%x, %w)
+// OFF-NEXT:      func.return
+func.func @conv_fine_channels(%x: tensor<1x16x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  %w = graph.constant dense<0.5> : tensor<32x16x3x3xf32>
+  %y = graph.conv(%x, %w) {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x4x4xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x4x4xf32>
+  func.return %y : tensor<1x32x4x4xf32>
+}
+
+// -----
+
+// Clip (MobileNetV2's ReLU6) is elementwise with scalar bounds: split like any
+// elementwise op (the cheapest axis; the bounds whole), with or without spatial.
+// CHECK-LABEL: func.func @clip
+// CHECK:         graph.clip(%{{.*}}, %lo, %hi) : (tensor<1x4x16x16xf32>, tensor<f32>, tensor<f32>) -> tensor<1x4x16x16xf32>
+// CHECK:         graph.concat({{.*}}) {axis = 1 : i64} {{.*}} -> tensor<1x16x16x16xf32>
+// OFF-LABEL:   func.func @clip
+// OFF:           graph.clip(%{{.*}}, %lo, %hi) : (tensor<1x4x16x16xf32>
+func.func @clip(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
+  %lo = graph.constant dense<0.0> : tensor<f32>
+  %hi = graph.constant dense<6.0> : tensor<f32>
+  %y = graph.clip(%x, %lo, %hi) : (tensor<1x16x16x16xf32>, tensor<f32>, tensor<f32>) -> tensor<1x16x16x16xf32>
+  func.return %y : tensor<1x16x16x16xf32>
+}
