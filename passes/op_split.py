@@ -1,6 +1,6 @@
-"""`op-split{threshold=BYTES target=FILE}`: split ops whose data exceed the on-chip
-memory into ops of the same type over slices (docs/topological-order.md, "Operator
-splitting").
+"""`op-split{threshold=BYTES target=FILE spatial=BOOL}`: split ops whose data exceed
+the on-chip memory into ops of the same type over slices (docs/topological-order.md,
+"Operator splitting").
 
 An op's data are its operands (inputs and parameters) and its results. When they
 exceed `threshold` bytes the op is replaced by k ops of the same type, each computing
@@ -8,6 +8,8 @@ a slice of the result along one *output axis* from the matching slices of its
 operands (`graph.slice`; a constant operand is sliced into a new constant), joined by
 one `graph.concat` along that axis. A piece that still exceeds the threshold is
 examined again (the next axis in the preference order splits it further).
+`split_to_fit(op, threshold)` does this to one op (the pass runs it on every op; the
+package compiler on the ops a program cannot hold).
 
 Which axis (never one that is reduced):
 
@@ -19,13 +21,20 @@ Which axis (never one that is reduced):
   channel per group is computed tap by tap and cuts anywhere;
 * pooling (MaxPool without indices, AveragePool, global pooling) and Resize: batch,
   then channel (the spatial axes are reduced or resized);
+* with `spatial=true`, Conv and MaxPool/AveragePool (auto_pad NOTSET) may also cut
+  their output rows (axis 2; op_split_spatial.py: each piece reads its input rows
+  and a halo, with its own pads): an axis is then taken only if its pieces fit,
+  batch, channels, rows in that order; else two axes together (rows x channels when
+  the weights alone exceed the threshold); else, for a plain Conv, output channels
+  one at a time (op_split_pieces.py);
 * Transpose: only axes the permutation keeps in place (a transpose over C and W
   splits batch or H), batch first;
-* elementwise ops (unary, broadcasting binary and variadic, Softmax-like ops except
-  their `axis`, LRN except the channels): the non-reduced axis whose pieces cost the
-  fewest cycles by the target's definitions (`Target.vpu_cycles` of each piece's
-  elements plus `Target.dma_cycles` of its operand and result bytes; ties: the outer
-  axis, whose slices are contiguous);
+* elementwise ops (unary, broadcasting binary and variadic, Clip and other
+  `Elementwise` ops, Softmax-like ops except their `axis`, LRN except the channels,
+  LayerNormalization except its normalised axes): the non-reduced axis whose pieces
+  cost the fewest cycles by the target's definitions (`Target.vpu_cycles` of each
+  piece's elements plus `Target.dma_cycles` of its operand and result bytes; ties:
+  the outer axis, whose slices are contiguous);
 * every other op is left alone.
 
 The default threshold (`threshold=0`) is the data an op can keep on chip at once: the
@@ -38,14 +47,18 @@ computed from the same operand elements by the same arithmetic as in the whole o
 Elementwise ops, pooling, Resize and Transpose compute each element on its own; Conv,
 Gemm and MatMul compute each element in a BLAS call whose shape and place of the
 element do not change when the op is cut at the block granules above
-(docs/topological-order.md, "Operator splitting").
+(docs/topological-order.md, "Operator splitting"). The exception is `spatial=true`
+on a Conv with several input channels per group: its row pieces (and one-channel
+pieces) are smaller BLAS calls over the output positions, exact up to the order of
+float summation (within ~1e-6 relative); depthwise and pooling row pieces stay
+bit-identical.
 
     nnx-opt m.mlir -p 'op-split{threshold=1048576}'
+    nnx-opt m.mlir -p 'op-split{threshold=1048576 spatial=true}'
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -58,6 +71,7 @@ from xdsl.passes import ModulePass
 from nnx.diagnostics import PassError
 from nnx.dialects.traits import Elementwise
 from nnx.interp.blocked_matmul import COL_BLOCK, ROW_BLOCK
+from nnx.passes.op_split_pieces import _shape, choose_split, max_pieces, op_bytes  # noqa: F401 (max_pieces: re-exported)
 from nnx.passes.op_split_spatial import ROWS, row_piece_ok, row_slices
 
 Slice = tuple[int, int, int]  # (axis, start, stop) of an operand; None = whole operand
@@ -70,15 +84,6 @@ def default_threshold(target) -> int:
     """Bytes of data an op may have: the three caches, less 1/8 of each."""
     total = sum(c.bytes for c in target.caches)
     return total - total // RESERVED_FRACTION
-
-
-def _shape(v: SSAValue | None) -> tuple[int, ...]:
-    return tuple(v.type.get_shape()) if v is not None and isinstance(v.type, TensorType) else ()
-
-
-def _nbytes(shape: Sequence[int], t) -> int:
-    w = getattr(t.element_type, "bitwidth", 32) or 32
-    return max(1, int(np.prod(shape, dtype=np.int64)) * w // 8)
 
 
 # --------------------------------------------------------------------------------------
@@ -245,217 +250,6 @@ def split_rule(op: Operation, spatial: bool = False) -> SplitRule | None:
         if not isinstance(op, (G.ElementwiseBinaryOp, G.VariadicElementwiseOp)):
             return None  # shape-changing unary ops (Flatten, DepthToSpace, ...)
     return SplitRule(tuple(a for a in range(r) if a not in reduced), True, {})
-
-
-# --------------------------------------------------------------------------------------
-# sizes and the choice of pieces
-# --------------------------------------------------------------------------------------
-
-
-def op_bytes(op: Operation) -> int:
-    """The op's data: operand (inputs and parameters) and result bytes."""
-    total = 0
-    for v in list(op.operands) + list(op.results):
-        if isinstance(v.type, TensorType):
-            total += _nbytes(_shape(v), v.type)
-    return total
-
-
-def piece_shapes(op: Operation, rule: SplitRule, axis: int, lo: int, hi: int) -> list[list[int] | None]:
-    """The shapes of the piece [lo, hi) along `axis`: its operands (None: absent) and
-    its result."""
-    sl, _ = rule.slices(op, axis, lo, hi)
-    shapes: list[list[int] | None] = []
-    for v, s in zip(op.onnx_inputs(), sl):  # type: ignore[attr-defined]
-        shape = None if v is None else list(_shape(v))
-        if shape is not None and s is not None:
-            shape[s[0]] = s[2] - s[1]
-        shapes.append(shape)
-    out = list(_shape(op.results[0]))
-    out[axis] = hi - lo
-    return shapes + [out]
-
-
-def shapes_bytes(op: Operation, shapes: list[list[int] | None]) -> int:
-    """Bytes of a piece of `op` with these operand and result shapes."""
-    values = list(op.onnx_inputs()) + [op.results[0]]  # type: ignore[attr-defined]
-    return sum(_nbytes(s, v.type) for v, s in zip(values, shapes) if v is not None and s is not None)
-
-
-def piece_bytes(op: Operation, rule: SplitRule, axis: int, lo: int, hi: int) -> int:
-    """The data bytes of the piece [lo, hi) along `axis`."""
-    return shapes_bytes(op, piece_shapes(op, rule, axis, lo, hi))
-
-
-def balanced_cuts(size: int, gran: int, k: int) -> list[tuple[int, int]]:
-    """`size` cut into k pieces of whole granules, as equal as possible (a trailing
-    partial granule joins the last piece)."""
-    units = size // gran
-    base, extra = divmod(units, k)
-    cuts, lo = [], 0
-    for i in range(k):
-        hi = lo + (base + (1 if i < extra else 0)) * gran
-        cuts.append((lo, hi))
-        lo = hi
-    cuts[-1] = (cuts[-1][0], size)
-    return cuts
-
-
-def max_pieces(op: Operation, rule: SplitRule, axis: int) -> int:
-    """How many pieces `axis` can be cut into: its whole granules."""
-    size = _shape(op.results[0])[axis]
-    return size // rule.granule.get(axis, 1)
-
-
-def largest_piece(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, int]]) -> int:
-    """The data bytes of the largest of the pieces `cuts` along `axis`."""
-    return max(piece_bytes(op, rule, axis, lo, hi) for lo, hi in cuts)
-
-
-def pieces_along(op: Operation, rule: SplitRule, axis: int, threshold: int) -> list[tuple[int, int]]:
-    """The fewest balanced pieces (whole granules) whose data fit `threshold`; the
-    finest such split when none fits ([] when no split into buildable pieces)."""
-    size = _shape(op.results[0])[axis]
-    gran = rule.granule.get(axis, 1)
-    best: list[tuple[int, int]] = []
-    for k in range(2, max_pieces(op, rule, axis) + 1):
-        cuts = balanced_cuts(size, gran, k)
-        if not all(rule.piece_ok(op, axis, lo, hi) for lo, hi in cuts):
-            continue
-        best = cuts
-        if largest_piece(op, rule, axis, best) <= threshold:
-            return best
-    return best
-
-
-def _largest_shapes(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, int]]):
-    """Per operand and result, the largest extent of every axis over the pieces
-    `cuts` (balanced cuts have two sizes; the first two pieces of each size and the
-    last one cover the border pieces and an interior one)."""
-    k = len(cuts)
-    sizes = [hi - lo for lo, hi in cuts]
-    second = next((i for i in range(k) if sizes[i] != sizes[0]), k)
-    picks = sorted({i for i in (0, 1, second, second + 1, k - 1) if i < k})
-    res = None
-    for i in picks:
-        sh = piece_shapes(op, rule, axis, *cuts[i])
-        res = sh if res is None else [None if s is None else [max(x, y) for x, y in zip(s, t)]
-                                      for s, t in zip(res, sh)]
-    return res
-
-
-def _valid_cuts(op: Operation, rule: SplitRule, axis: int, k: int) -> list[tuple[int, int]] | None:
-    size = _shape(op.results[0])[axis]
-    cuts = balanced_cuts(size, rule.granule.get(axis, 1), k)
-    return cuts if all(rule.piece_ok(op, axis, lo, hi) for lo, hi in cuts) else None
-
-
-def _pair_split(op: Operation, rule: SplitRule, cands: list[int], threshold: int):
-    """Two axes together: the cut (a into k_a pieces, each then cut along b into k_b)
-    with the fewest pieces k_a * k_b whose pieces fit `threshold`; returns the first
-    axis and its cuts, or None. A piece of both cuts has, per operand, the smaller
-    extent of the two (each axis slices other operand axes), so its bytes are known
-    without building it."""
-    best = None
-    for ia, a in enumerate(cands):
-        for b in cands:
-            if b == a:
-                continue
-            memo: dict[int, list | None] = {}
-
-            def largest_b(kb: int):
-                if kb not in memo:
-                    cuts = [(0, _shape(op.results[0])[b])] if kb == 1 else _valid_cuts(op, rule, b, kb)
-                    memo[kb] = None if cuts is None else _largest_shapes(op, rule, b, cuts)
-                return memo[kb]
-
-            max_b = max_pieces(op, rule, b)
-            for ka in range(2, max_pieces(op, rule, a) + 1):
-                if best is not None and ka > best[0][0]:
-                    break
-                cuts_a = _valid_cuts(op, rule, a, ka)
-                if cuts_a is None:
-                    continue
-                la = _largest_shapes(op, rule, a, cuts_a)
-
-                def fits(kb: int) -> bool:
-                    lb = largest_b(kb)
-                    if lb is None:
-                        return False
-                    both = [None if x is None else [min(p, q) for p, q in zip(x, y)] for x, y in zip(la, lb)]
-                    return shapes_bytes(op, both) <= threshold
-
-                if not fits(max_b):
-                    continue
-                lo, hi = 1, max_b  # the fewest b pieces that fit (bytes shrink with more pieces)
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    lo, hi = (lo, mid) if fits(mid) else (mid + 1, hi)
-                key = (ka * lo, ka, ia)
-                if best is None or key < best[0]:
-                    best = (key, a, cuts_a)
-    return None if best is None else (best[1], best[2])
-
-
-def _first_that_fits(op: Operation, rule: SplitRule, cands: list[int], threshold: int):
-    """In preference order, the first axis whose pieces fit `threshold` alone; else
-    two axes together (`_pair_split`: e.g. row pieces of a conv whose weights alone
-    exceed the threshold, each then cut by output channels); else the finest cut of
-    the axis whose finest pieces are the smallest (its pieces are examined again).
-    Returns (axis, cuts, whether the pieces fit) or None."""
-    finest = []
-    for a in cands:
-        cuts = pieces_along(op, rule, a, threshold)
-        if not cuts:
-            continue
-        top = largest_piece(op, rule, a, cuts)
-        if top <= threshold:
-            return a, cuts, True
-        finest.append((top, a, cuts))
-    if not finest:
-        return None
-    pair = _pair_split(op, rule, [a for _, a, _ in finest], threshold)
-    if pair is not None:
-        return pair[0], pair[1], True
-    _, a, cuts = min(finest, key=lambda t: t[0])  # min() keeps the earliest of equal sizes
-    return a, cuts, False
-
-
-def choose_split(op: Operation, rule: SplitRule, threshold: int, target,
-                 spatial: bool = False) -> tuple[int, list[tuple[int, int]]] | None:
-    """The axis and pieces of `op` (None when no candidate axis can be split).
-    Preference-ordered rules take their first axis that can be cut; with `spatial`,
-    the first whose pieces fit (`_first_that_fits`), so a conv whose input alone
-    exceeds the threshold is cut by rows rather than into channel pieces that each
-    read the whole input."""
-    out = _shape(op.results[0])
-    cands = [a for a in rule.axes if max_pieces(op, rule, a) >= 2]
-    if not cands:
-        return None
-    if not rule.by_cost:
-        if spatial:
-            found = _first_that_fits(op, rule, cands, threshold)
-            if (found is None or not found[2]) and rule.fine:
-                fine = dataclasses.replace(rule, granule={**rule.granule, **rule.fine}, fine=None)
-                cands_fine = [a for a in fine.axes if max_pieces(op, fine, a) >= 2]
-                found = _first_that_fits(op, fine, cands_fine, threshold) or found
-            return None if found is None else (found[0], found[1])
-        return cands[0], pieces_along(op, rule, cands[0], threshold)
-    best = None
-    for a in cands:
-        cuts = pieces_along(op, rule, a, threshold)
-        cycles = 0
-        for lo, hi in cuts:
-            o = list(out)
-            o[a] = hi - lo
-            elems = int(np.prod(o, dtype=np.int64))
-            nb = piece_bytes(op, rule, a, lo, hi)
-            cycles += target.vpu_cycles(elems) + target.dma_cycles(nb)
-        key = (cycles, a)
-        if best is None or key < best[0]:
-            best = (key, a, cuts)
-    assert best is not None
-    return best[1], best[2]
 
 
 # --------------------------------------------------------------------------------------
