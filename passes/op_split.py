@@ -72,7 +72,7 @@ from nnx.diagnostics import PassError
 from nnx.dialects.traits import Elementwise
 from nnx.interp.blocked_matmul import COL_BLOCK, ROW_BLOCK
 from nnx.passes.op_split_pieces import _shape, choose_split, max_pieces, op_bytes  # noqa: F401 (max_pieces: re-exported)
-from nnx.passes.op_split_spatial import ROWS, row_piece_ok, row_slices
+from nnx.passes.op_split_spatial import ROWS, row_cuts_ok, row_slices
 
 Slice = tuple[int, int, int]  # (axis, start, stop) of an operand; None = whole operand
 
@@ -112,9 +112,9 @@ class SplitRule:
     def slices(self, op: Operation, axis: int, lo: int, hi: int) -> tuple[list[Slice | None], dict]:
         return _aligned_slices(op, axis, lo, hi), {}
 
-    def piece_ok(self, op: Operation, axis: int, lo: int, hi: int) -> bool:
-        """Whether the piece [lo, hi) along `axis` can be built (every piece can but
-        a row piece reading no input row)."""
+    def cuts_ok(self, op: Operation, axis: int, cuts: list[tuple[int, int]]) -> bool:
+        """Whether the pieces `cuts` along `axis` can be built (all can but row
+        pieces reading no input row or less than a window)."""
         return True
 
 
@@ -143,8 +143,8 @@ class WindowRule(SplitRule):
             return row_slices(op, lo, hi)
         return super().slices(op, axis, lo, hi)
 
-    def piece_ok(self, op, axis, lo, hi):
-        return axis != ROWS or row_piece_ok(op, lo, hi)
+    def cuts_ok(self, op, axis, cuts):
+        return axis != ROWS or row_cuts_ok(op, cuts)
 
 
 class ConvRule(WindowRule):
@@ -341,9 +341,9 @@ def split_to_fit(op: Operation, threshold: int, target=None, spatial: bool = Tru
     including weights, and results) is at most `threshold` bytes where its rule
     allows: the slices, the pieces and one concat per split (a piece still too big is
     split again along its next axis, down to one output row, one channel or one
-    product block). `target` (a `Target`; None = the default one) prices the pieces of
-    elementwise ops; `spatial` lets Conv and pooling cut output rows (module
-    docstring). Returns True when anything was split; ops with no rule, or already
+    product block). `target` (a `Target`, a target file, or None: the default
+    target) prices the pieces of elementwise ops; `spatial` lets Conv and pooling cut
+    output rows (module docstring). Returns True when anything was split; ops with no rule, or already
     small enough, are left alone. `op-split` runs this on every op of each function.
 
         from nnx.passes.op_split import split_to_fit
@@ -351,10 +351,10 @@ def split_to_fit(op: Operation, threshold: int, target=None, spatial: bool = Tru
     """
     if threshold <= 0:
         raise ValueError(f"split_to_fit: threshold={threshold}: must be positive")
-    if target is None:
+    if target is None or isinstance(target, str):
         from nnx.target import load_target
 
-        target = load_target()
+        target = load_target(target or None)
     work = [op]
     changed = False
     while work:

@@ -90,37 +90,53 @@ def max_pieces(op: Operation, rule: SplitRule, axis: int) -> int:
     return size // rule.granule.get(axis, 1)
 
 
+def _representatives(cuts: list[tuple[int, int]]) -> list[int]:
+    """Indices of the pieces among which the largest is: balanced cuts have two
+    sizes (and a last piece taking a partial granule), and pieces of one size differ
+    only at the borders (row pieces: the pads), so the first two of each size and the
+    last one cover a border piece and an interior one of every kind."""
+    k = len(cuts)
+    sizes = [hi - lo for lo, hi in cuts]
+    second = next((i for i in range(k) if sizes[i] != sizes[0]), k)
+    return sorted({i for i in (0, 1, second, second + 1, k - 1) if i < k})
+
+
 def largest_piece(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, int]]) -> int:
     """The data bytes of the largest of the pieces `cuts` along `axis`."""
-    return max(piece_bytes(op, rule, axis, lo, hi) for lo, hi in cuts)
+    return max(piece_bytes(op, rule, axis, *cuts[i]) for i in _representatives(cuts))
 
 
 def pieces_along(op: Operation, rule: SplitRule, axis: int, threshold: int) -> list[tuple[int, int]]:
     """The fewest balanced pieces (whole granules) whose data fit `threshold`; the
-    finest such split when none fits ([] when no split into buildable pieces)."""
+    finest such split when none fits ([] when no split into buildable pieces). The
+    largest piece shrinks as k grows, so k is found by bisection."""
     size = _shape(op.results[0])[axis]
     gran = rule.granule.get(axis, 1)
-    best: list[tuple[int, int]] = []
-    for k in range(2, max_pieces(op, rule, axis) + 1):
-        cuts = balanced_cuts(size, gran, k)
-        if not all(rule.piece_ok(op, axis, lo, hi) for lo, hi in cuts):
-            continue
-        best = cuts
-        if largest_piece(op, rule, axis, best) <= threshold:
-            return best
-    return best
+    n = max_pieces(op, rule, axis)
+    if n < 2:
+        return []
+
+    def top(k: int) -> int:
+        return largest_piece(op, rule, axis, balanced_cuts(size, gran, k))
+
+    lo, hi = 2, n
+    if top(n) > threshold:
+        lo = n + 1  # nothing fits: the finest buildable cut
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if top(mid) <= threshold else (mid + 1, hi)
+    for k in list(range(lo, n + 1)) + list(range(min(lo, n + 1) - 1, 1, -1)):
+        cuts = _valid_cuts(op, rule, axis, k)
+        if cuts is not None:
+            return cuts
+    return []
 
 
 def _largest_shapes(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, int]]):
     """Per operand and result, the largest extent of every axis over the pieces
-    `cuts` (balanced cuts have two sizes; the first two pieces of each size and the
-    last one cover the border pieces and an interior one)."""
-    k = len(cuts)
-    sizes = [hi - lo for lo, hi in cuts]
-    second = next((i for i in range(k) if sizes[i] != sizes[0]), k)
-    picks = sorted({i for i in (0, 1, second, second + 1, k - 1) if i < k})
+    `cuts` (`_representatives`)."""
     res = None
-    for i in picks:
+    for i in _representatives(cuts):
         sh = piece_shapes(op, rule, axis, *cuts[i])
         res = sh if res is None else [None if s is None else [max(x, y) for x, y in zip(s, t)]
                                       for s, t in zip(res, sh)]
@@ -128,9 +144,10 @@ def _largest_shapes(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[
 
 
 def _valid_cuts(op: Operation, rule: SplitRule, axis: int, k: int) -> list[tuple[int, int]] | None:
+    """The k balanced cuts along `axis`, None when some piece cannot be built."""
     size = _shape(op.results[0])[axis]
     cuts = balanced_cuts(size, rule.granule.get(axis, 1), k)
-    return cuts if all(rule.piece_ok(op, axis, lo, hi) for lo, hi in cuts) else None
+    return cuts if rule.cuts_ok(op, axis, cuts) else None
 
 
 def _pair_split(op: Operation, rule: SplitRule, cands: list[int], threshold: int):

@@ -23,7 +23,7 @@ of which
   window, (b - 1)*s, lies inside pt + H as it does in the whole op). MaxPool and
   AveragePool without count_include_pad write the overhang as bottom pad instead
   (-inf, or not counted, either way), so their pieces hold whole windows; an
-  AveragePool piece with count_include_pad must (`row_piece_ok`).
+  AveragePool piece with count_include_pad must (`row_cuts_ok`).
 
 Every output element of the piece therefore reads the same input elements and the
 same pad positions, at the same kernel taps, as in the whole op; AveragePool counts
@@ -72,29 +72,35 @@ def _overhang_is_pad(op: Operation) -> bool:
     return isinstance(op, G.AveragePoolOp) and not int(op.attr("count_include_pad", 0) or 0)
 
 
-def row_window(op: Operation, a: int, b: int) -> tuple[int, int, int, int, int]:
+def row_window(op: Operation, a: int, b: int, geometry=None) -> tuple[int, int, int, int, int]:
     """(in_lo, in_hi, pad_top, pad_bottom, overhang) of the piece computing output
     rows [a, b) (module docstring); the overhang is already counted in pad_bottom
-    where `_overhang_is_pad`."""
-    dk, s, pt, pe, h = row_geometry(op)
+    where `_overhang_is_pad`. `geometry`: `row_geometry(op)` and `_overhang_is_pad(op)`
+    when already known."""
+    dk, s, pt, pe, h, overhang_is_pad = geometry or (*row_geometry(op), _overhang_is_pad(op))
     r0, r1 = a * s, (b - 1) * s + dk
     in_lo, in_hi = max(0, r0 - pt), min(h, r1 - pt)
     top = max(0, min(r1, pt) - r0)
     bottom = max(0, min(r1, pt + h + pe) - max(r0, pt + h))
     overhang = max(0, r1 - max(r0, pt + h + pe))
-    if overhang and _overhang_is_pad(op):
+    if overhang and overhang_is_pad:
         bottom, overhang = bottom + overhang, 0
     return in_lo, in_hi, top, bottom, overhang
 
 
-def row_piece_ok(op: Operation, a: int, b: int) -> bool:
-    """The piece reads at least one input row, and its input with its explicit pads
-    holds one whole window (ONNX, and the verifier, reject a smaller padded input even
-    with ceil_mode: a one-row AveragePool piece with count_include_pad whose window
-    overhangs the bottom pad is refused, and the split takes fewer pieces)."""
-    dk = row_geometry(op)[0]
-    in_lo, in_hi, top, bottom, _ = row_window(op, a, b)
-    return in_hi > in_lo and in_hi - in_lo + top + bottom >= dk
+def row_cuts_ok(op: Operation, cuts: list[tuple[int, int]]) -> bool:
+    """Every piece [a, b) of `cuts` reads at least one input row, and its input with
+    its explicit pads holds one whole window (ONNX, and the verifier, reject a smaller
+    padded input even with ceil_mode: a one-row AveragePool piece with
+    count_include_pad whose window overhangs the bottom pad is refused, and the split
+    takes fewer pieces)."""
+    geometry = (*row_geometry(op), _overhang_is_pad(op))
+    dk = geometry[0]
+    for a, b in cuts:
+        in_lo, in_hi, top, bottom, _ = row_window(op, a, b, geometry)
+        if in_hi <= in_lo or in_hi - in_lo + top + bottom < dk:
+            return False
+    return True
 
 
 def row_slices(op: Operation, a: int, b: int) -> tuple[list, dict]:
