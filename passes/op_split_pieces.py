@@ -240,10 +240,13 @@ def choose_split(op: Operation, rule: SplitRule, threshold: int, target,
                 cands_fine = [a for a in fine.axes if max_pieces(op, fine, a) >= 2]
                 found = _first_that_fits(op, fine, cands_fine, threshold) or found
             return None if found is None else (found[0], found[1])
-        return cands[0], pieces_along(op, rule, cands[0], threshold)
+        cuts = pieces_along(op, rule, cands[0], threshold)
+        return (cands[0], cuts) if cuts else None
     best = None
     for a in cands:
         cuts = pieces_along(op, rule, a, threshold)
+        if not cuts:
+            continue
         cycles = 0
         for lo, hi in cuts:
             o = list(out)
@@ -254,5 +257,4 @@ def choose_split(op: Operation, rule: SplitRule, threshold: int, target,
         key = (cycles, a)
         if best is None or key < best[0]:
             best = (key, a, cuts)
-    assert best is not None
-    return best[1], best[2]
+    return None if best is None else (best[1], best[2])
