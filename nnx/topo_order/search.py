@@ -229,12 +229,15 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
         sub_deadline = time.monotonic() + opts.budget
         if opts.time_limit > 0:
             # at most a part of the time left goes to the per-subgraph phase (a
-            # quarter; a third when the random whole orders are done): the
+            # quarter; a third when the random whole orders are done and there are
+            # several subgraphs -- one subgraph is the whole model, whose random
+            # candidates the local search around the best order beats): the
             # whole-model check measures the real cost, which the composed subgraph
             # costs only approximate
             now = time.monotonic()
             left = t_start + opts.time_limit - now
-            sub_deadline = min(sub_deadline, now + max(0.0, left) / (3 if all_random else 4),
+            part = 3 if all_random and len(parts) > 1 else 4
+            sub_deadline = min(sub_deadline, now + max(0.0, left) / part,
                                t_start + opts.time_limit - factor * whole_time)
     chosen: list[int] = []
     keyset = set(keys)
