@@ -73,17 +73,23 @@ def split_op_to_fit(op: Operation, threshold: int, target) -> bool:
     and again until each piece's data are at most `threshold` bytes or cannot be cut
     further; False when the op cannot be split at all.
 
-    Adapter over passes/op_split.py: batch, channel and element-wise splits."""
-    from nnx.passes.op_split import choose_split, op_bytes, split_op, split_rule
+    Adapter over passes/op_split.py: its `split_to_fit` (batch, channels, then
+    spatial rows with halos) where it exists, else its batch, channel and
+    element-wise splits (`split_rule`, `choose_split`, `split_op`)."""
+    from nnx.passes import op_split
+
+    split_to_fit = getattr(op_split, "split_to_fit", None)
+    if split_to_fit is not None:
+        return bool(split_to_fit(op, threshold, target, spatial=True))
 
     def split(o: Operation) -> bool:
-        rule = split_rule(o)
-        choice = None if rule is None else choose_split(o, rule, threshold, target)
+        rule = op_split.split_rule(o)
+        choice = None if rule is None else op_split.choose_split(o, rule, threshold, target)
         if choice is None:
             return False
         axis, cuts = choice
-        for p in split_op(o, rule, axis, cuts):
-            if op_bytes(p) > threshold:
+        for p in op_split.split_op(o, rule, axis, cuts):
+            if op_split.op_bytes(p) > threshold:
                 split(p)
         return True
 
@@ -202,21 +208,19 @@ def presplit(f, target) -> int:
 
 
 def split_in_chain(f, k: int, threshold: int, target) -> int:
-    """Split the k-th scheduled op of `f` (`split_op_to_fit`), input slices first;
-    returns the number of scheduled ops that replace it (0: it cannot be split)."""
+    """Split the k-th scheduled op of `f` (`split_op_to_fit`): its replacement ops
+    take its place (consecutive, input slices first); returns how many scheduled ops
+    replace it (0: it cannot be split)."""
     block = f.body.block
     ops = scheduled_ops(block)
-    op = ops[k]
     before = {id(o) for o in block.ops}
-    prev = op.prev_op
-    if not split_op_to_fit(op, threshold, target):
+    following = ops[k + 1] if k + 1 < len(ops) else block.last_op
+    if not split_op_to_fit(ops[k], threshold, target):
         return 0
-    start = prev.next_op if prev is not None else block.first_op
-    new_ops = []
-    o = start
-    while o is not None and (id(o) not in before):
-        new_ops.append(o)
-        o = o.next_op
+    new_ops = [o for o in block.ops if id(o) not in before]
+    for o in new_ops:  # consecutive where the op was (their operands come before it)
+        o.detach()
+        block.insert_op_before(o, following)
     _slices_first(block, new_ops)
     return len(scheduled_ops(block)) - len(ops) + 1
 

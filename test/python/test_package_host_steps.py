@@ -184,3 +184,26 @@ def test_broken_host_step_file_is_one_line(package, tmp_path, capsys):
     np.save(tmp_path / "x.npy", feeds["x"])
     line = _run_error([str(copy / prog.name), "--target", target, "--input", f"x={tmp_path / 'x.npy'}"], capsys)
     assert f"{copy / prog.name}:{n}: host step {step}:" in line
+
+
+def test_ops_that_fit_the_mesh_memory_but_do_not_compile_are_retried(tmp_path):
+    """With 96 channels the first conv's data (109 KiB) are under the mesh's 128 KiB
+    but the cores' caches leave less: ops found by compiling (not by size) are made
+    host steps (the slices of the conv output, 128 KiB with one slice) or split,
+    and the package still matches onnxruntime."""
+    import onnxruntime as ort
+
+    from nnx.tools.nnx_compile import main as compile_main
+    from nnx.tools.nnx_run import main as run_main
+
+    model = tmp_path / "conv96.onnx"
+    feeds = _conv_net(model, channels=96)
+    target = _tiny_mesh(tmp_path)
+    prog = tmp_path / "prog.s"
+    assert compile_main([str(model), "--target", target, "-o", str(prog)]) == 0
+    assert ".host_step " in prog.read_text()
+    np.save(tmp_path / "x.npy", feeds["x"])
+    assert run_main([str(prog), "--target", target, "--output-dir", str(tmp_path / "out"),
+                     "--input", f"x={tmp_path / 'x.npy'}"]) == 0
+    ref = ort.InferenceSession(str(model)).run(None, feeds)[0]
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), ref, rtol=0, atol=1e-4)
