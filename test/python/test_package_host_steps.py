@@ -64,7 +64,7 @@ def package(tmp_path_factory):
     prog = d / "prog.s"
     assert compile_main([str(model), "--target", target, "-o", str(prog)]) == 0
     args = [str(prog), "--target", target, "--output-dir", str(d / "out"), "--report", str(d / "r.json"),
-            "--plot", str(d / "t.png")]
+            "--plot", str(d / "t.png"), "--trace", str(d / "t.json")]
     for k, v in feeds.items():
         np.save(d / f"{k}.npy", v)
         args += ["--input", f"{k}={d / f'{k}.npy'}"]
@@ -121,6 +121,14 @@ def test_plot_draws_host_steps(package):
         c0, c1 = layout.columns(h.start_cycle, h.end_cycle)
         assert tuple(img[y, (c0 + c1 - 1) // 2]) == HOST_STEP_COLOUR
     assert (package[0] / "t.png").stat().st_size > 0
+
+
+def test_trace_has_the_host_steps(package):
+    d, *_, report = package
+    events = json.loads((d / "t.json").read_text())["traceEvents"]
+    steps = [e for e in events if e.get("cat") == "host_step"]
+    assert [e["args"]["step"] for e in steps] == [h["step"] for h in report["per_host_step"]]
+    assert [e["args"]["cycles"] for e in steps] == [h["cycles"] for h in report["per_host_step"]]
 
 
 def test_presplit_is_bit_identical_in_the_interpreter(tmp_path):
