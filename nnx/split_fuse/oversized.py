@@ -71,29 +71,12 @@ def is_host_op(op: Operation) -> bool:
 def split_op_to_fit(op: Operation, threshold: int, target) -> bool:
     """Split `op` in place into `graph.slice` -> pieces -> one `graph.concat`, again
     and again until each piece's data are at most `threshold` bytes or cannot be cut
-    further; False when the op cannot be split at all.
+    further (batch, channels, then spatial rows with halos: op-split's
+    `split_to_fit`, docs/topological-order.md "Operator splitting"); False when
+    nothing was split."""
+    from nnx.passes.op_split import split_to_fit
 
-    Adapter over passes/op_split.py: its `split_to_fit` (batch, channels, then
-    spatial rows with halos) where it exists, else its batch, channel and
-    element-wise splits (`split_rule`, `choose_split`, `split_op`)."""
-    from nnx.passes import op_split
-
-    split_to_fit = getattr(op_split, "split_to_fit", None)
-    if split_to_fit is not None:
-        return bool(split_to_fit(op, threshold, target, spatial=True))
-
-    def split(o: Operation) -> bool:
-        rule = op_split.split_rule(o)
-        choice = None if rule is None else op_split.choose_split(o, rule, threshold, target)
-        if choice is None:
-            return False
-        axis, cuts = choice
-        for p in op_split.split_op(o, rule, axis, cuts):
-            if op_split.op_bytes(p) > threshold:
-                split(p)
-        return True
-
-    return split(op)
+    return bool(split_to_fit(op, threshold, target, spatial=True))
 
 
 def _slices_first(block, new_ops: Sequence[Operation]) -> None:
