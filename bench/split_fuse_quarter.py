@@ -124,13 +124,16 @@ def largest_op_weights(module) -> tuple[int, str]:
 def quarter_mesh(budget: int, shape: tuple[int, int] | None = None) -> tuple[int, int, int]:
     """(width, height, core memory) with width x height x core memory <= budget: the
     given shape, else the most cores up to 4 x 4 with at least 128 KiB each (at least
-    2 x 1: one core is not a mesh target), core memory rounded down to 4 KiB."""
+    2 x 1: one core is not a mesh target), core memory rounded down to 4 KiB (1 KiB
+    for cores under 64 KiB, so a tiny model's mesh stays near its budget)."""
     if shape is None:
         n = max(2, min(16, budget // (128 * KIB)))
         shape = max(((w, h) for w in range(1, 5) for h in range(1, 5) if w * h <= n and w - 1 <= h <= w),
                     key=lambda s: s[0] * s[1])
     w, h = shape
-    return w, h, budget // (w * h) // (4 * KIB) * (4 * KIB)
+    per_core = budget // (w * h)
+    step = 4 * KIB if per_core >= 64 * KIB else KIB
+    return w, h, per_core // step * step
 
 
 def mesh_target(directory: str, width: int, height: int, core_memory: int) -> str:
@@ -203,8 +206,8 @@ def bench_mesh(name: str, directory: str, optimal: bool, shape) -> dict:
     w, h, mem = quarter_mesh(budget, shape)
     row.update(weights=weights, largest_op=op_bytes, largest_op_name=op_name, budget=budget,
                mesh=f"{w}x{h}x{mem // KIB}KiB", mesh_bytes=w * h * mem, compile_s="-")
-    if mem < 4 * KIB:
-        row["error"] = f"a {w}x{h} mesh within {budget} bytes has cores under 4 KiB"
+    if mem < 2 * KIB:
+        row["error"] = f"a {w}x{h} mesh within {budget} bytes has cores under 2 KiB"
         return row
     target = mesh_target(directory, w, h, mem)
     row.update(weights=weights, largest_op=op_bytes, largest_op_name=op_name, budget=budget,
