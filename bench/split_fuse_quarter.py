@@ -9,7 +9,10 @@ whose total core memory is at most W / 4, or 2 w where w > W / 4 (the cores: up 
     nnx-compile MODEL -o prog.s --target T     (greedy fusion, the default)
     nnx-run prog.s --target T --input ... --report r.json --output-dir out
 
-and max |err| of every output against onnxruntime. In process, the same chain is
+and max |err| of every output against onnxruntime. An op larger than the whole mesh
+is split over several programs with host steps joining its pieces (the report's
+`host_steps` and `host_step_bytes`, docs/subgraph-split-fuse.md "Ops larger than
+the mesh"). In process, the same chain is
 fused with `strategy=optimal` (from the split, a fresh memo: its wall time includes
 the split's compilations) to check that nnx-compile's greedy package has at most one
 program more and that optimal takes under 60 s. A
@@ -121,13 +124,16 @@ def largest_op_weights(module) -> tuple[int, str]:
 def quarter_mesh(budget: int, shape: tuple[int, int] | None = None) -> tuple[int, int, int]:
     """(width, height, core memory) with width x height x core memory <= budget: the
     given shape, else the most cores up to 4 x 4 with at least 128 KiB each (at least
-    2 x 1: one core is not a mesh target), core memory rounded down to 4 KiB."""
+    2 x 1: one core is not a mesh target), core memory rounded down to 4 KiB (1 KiB
+    for cores under 64 KiB, so a tiny model's mesh stays near its budget)."""
     if shape is None:
         n = max(2, min(16, budget // (128 * KIB)))
         shape = max(((w, h) for w in range(1, 5) for h in range(1, 5) if w * h <= n and w - 1 <= h <= w),
                     key=lambda s: s[0] * s[1])
     w, h = shape
-    return w, h, budget // (w * h) // (4 * KIB) * (4 * KIB)
+    per_core = budget // (w * h)
+    step = 4 * KIB if per_core >= 64 * KIB else KIB
+    return w, h, per_core // step * step
 
 
 def mesh_target(directory: str, width: int, height: int, core_memory: int) -> str:
@@ -200,8 +206,8 @@ def bench_mesh(name: str, directory: str, optimal: bool, shape) -> dict:
     w, h, mem = quarter_mesh(budget, shape)
     row.update(weights=weights, largest_op=op_bytes, largest_op_name=op_name, budget=budget,
                mesh=f"{w}x{h}x{mem // KIB}KiB", mesh_bytes=w * h * mem, compile_s="-")
-    if mem < 4 * KIB:
-        row["error"] = f"a {w}x{h} mesh within {budget} bytes has cores under 4 KiB"
+    if mem < 2 * KIB:
+        row["error"] = f"a {w}x{h} mesh within {budget} bytes has cores under 2 KiB"
         return row
     target = mesh_target(directory, w, h, mem)
     row.update(weights=weights, largest_op=op_bytes, largest_op_name=op_name, budget=budget,
@@ -224,6 +230,8 @@ def bench_mesh(name: str, directory: str, optimal: bool, shape) -> dict:
         return row
     report = json.load(open(prog + ".json"))
     row["programs"] = report.get("programs", 1)
+    row["host_steps"] = report.get("host_steps", 0)
+    row["host_step_bytes"] = report.get("host_step_bytes", 0)
     row["cycles"] = report["cycles"]
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     err = 0.0
@@ -244,7 +252,8 @@ def _fmt(r: dict) -> str:
         return head + f" FAILED ({r['compile_s']} s): {r['error']} |"
     opt = (f"greedy {r['greedy']} / optimal {r['optimal']} ({r['optimal_s']} s, {r['optimal_compiles']} compiles)"
            if "optimal" in r else "-")
-    return head + (f" {r['programs']} | {r['cycles']:,} | {r['max_err']:.1e} | {opt} | "
+    return head + (f" {r['programs']} | {r['host_steps']} ({r['host_step_bytes'] / 2**20:.1f} MiB) | "
+                   f"{r['cycles']:,} | {r['max_err']:.1e} | {opt} | "
                    f"{r['compile_s']} + {r['run_s']} s |")
 
 
@@ -256,9 +265,9 @@ def main() -> int:
     p.add_argument("--meshes", default="auto,2x2,2x1",
                    help="mesh shapes to try in order until one works (auto: up to 4x4, >= 128 KiB a core)")
     args = p.parse_args()
-    print("| model | weights W | largest op | mesh (total / W) | programs | cycles | max err | "
+    print("| model | weights W | largest op | mesh (total / W) | programs | host steps (bytes) | cycles | max err | "
           "greedy / optimal | compile + run |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     with tempfile.TemporaryDirectory(prefix="nnx-quarter-") as d:
         for name in args.models.split(","):

@@ -70,6 +70,10 @@ def run_package_main(argv: list[str]) -> int:
         print(f"  {r.program}: cycles {r.cycles} (weights {r.weight_load_cycles}, host in {r.host_in_cycles}, "
               f"mesh {r.mesh_cycles}, host out {r.host_out_cycles}), weight-load bytes {r.weight_load_bytes}, "
               f"host in {r.host_in_bytes} B, host out {r.host_out_bytes} B")
+    if result.host_runs:
+        print(f"host steps {report['host_steps']}")
+    for h in result.host_runs:
+        print(f"  {h.step}: cycles {h.cycles}, read {h.bytes_read} B, written {h.bytes_written} B")
     texts: dict[str, str] = {}
     if args.report:
         texts[args.report] = report_json(report)
@@ -77,7 +81,7 @@ def run_package_main(argv: list[str]) -> int:
         texts[args.trace] = trace_json(build_package_trace(result, target))
     with files_atomically(texts, [args.plot] if args.plot else []) as plot_tmp:
         if args.plot:
-            plot_package(plot_tmp[0], result.runs)
+            plot_package(plot_tmp[0], result.runs, host_steps=result.host_runs)
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)
     return 0

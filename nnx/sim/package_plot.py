@@ -8,7 +8,9 @@ three lanes under one cycle axis, left to right:
   black tick where a program starts;
 * `host link`: each program's weight load (blue), then its inputs read back from
   host memory (orange), later its outputs parked in host memory (purple);
-* `mesh`: each program's run on the mesh (green).
+* `mesh`: each program's run on the mesh (green);
+* `host steps`: each host step (brown): a join or slice run on the host between
+  programs (`nnx.sim.package.HostStepRun`).
 
 Every interval is at least one pixel wide and host transfers are drawn last, so a
 short transfer stays visible.
@@ -33,10 +35,12 @@ PART_COLOURS: dict[str, tuple[int, int, int]] = {
     "mesh": (44, 160, 44),
     "host_out": (148, 103, 189),
 }
+#: colour of a host step (`nnx.sim.package.HostStepRun`), in the `host steps` lane
+HOST_STEP_COLOUR = (140, 86, 75)
 #: the program lane alternates these per program (even, odd)
 PROGRAM_SHADES = ((96, 96, 96), (176, 176, 176))
 BACKGROUND = (255, 255, 255)
-LANES = ("programs", "host link", "mesh")
+LANES = ("programs", "host link", "mesh", "host steps")
 #: the lane each part is drawn in
 PART_LANE = {"weight_load": "host link", "host_in": "host link", "mesh": "mesh", "host_out": "host link"}
 
@@ -72,9 +76,14 @@ class TimelineLayout:
         return y0, y0 + self.lane
 
 
-def timeline_image(runs: Sequence, layout: TimelineLayout | None = None) -> np.ndarray:
-    """The RGB picture (uint8, H x W x 3) of the runs (`ProgramRun`s, in order)."""
-    layout = layout or TimelineLayout(max((r.end_cycle for r in runs), default=0))
+def _end(runs: Sequence, host_steps: Sequence) -> int:
+    return max((r.end_cycle for r in (*runs, *host_steps)), default=0)
+
+
+def timeline_image(runs: Sequence, layout: TimelineLayout | None = None, host_steps: Sequence = ()) -> np.ndarray:
+    """The RGB picture (uint8, H x W x 3) of the runs (`ProgramRun`s, in order) and
+    the host steps (`HostStepRun`s)."""
+    layout = layout or TimelineLayout(_end(runs, host_steps))
     img = np.full((layout.height, layout.width, 3), BACKGROUND, np.uint8)
     py0, py1 = layout.rows("programs")
     for k, r in enumerate(runs):
@@ -91,13 +100,17 @@ def timeline_image(runs: Sequence, layout: TimelineLayout | None = None) -> np.n
                     y0, y1 = layout.rows(PART_LANE[part])
                     c0, c1 = layout.columns(s, e)
                     img[y0:y1, c0:c1] = PART_COLOURS[part]
+    y0, y1 = layout.rows("host steps")
+    for h in host_steps:
+        c0, c1 = layout.columns(h.start_cycle, h.end_cycle)
+        img[y0:y1, c0:c1] = HOST_STEP_COLOUR
     return img
 
 
-def plot_package(path: str, runs: Sequence, title: str = "") -> str:
-    """Write the time line of the runs to `path` (PNG); returns the backend
-    ("matplotlib" or "builtin")."""
-    img = timeline_image(runs)
+def plot_package(path: str, runs: Sequence, title: str = "", host_steps: Sequence = ()) -> str:
+    """Write the time line of the runs and host steps to `path` (PNG); returns the
+    backend ("matplotlib" or "builtin")."""
+    img = timeline_image(runs, host_steps=host_steps)
     try:
         import matplotlib
 
@@ -107,7 +120,7 @@ def plot_package(path: str, runs: Sequence, title: str = "") -> str:
     except ImportError:
         write_png(path, img)
         return "builtin"
-    layout = TimelineLayout(max((r.end_cycle for r in runs), default=0))
+    layout = TimelineLayout(_end(runs, host_steps))
     fig, ax = plt.subplots(figsize=(12, 3))
     # pixel columns -> cycles: the margins map outside [0, total]
     per_px = max(layout.total, 1) / (layout.width - 2 * layout.margin)
@@ -115,9 +128,10 @@ def plot_package(path: str, runs: Sequence, title: str = "") -> str:
               extent=(-layout.margin * per_px, (layout.width - layout.margin) * per_px, layout.height, 0))
     ax.set_yticks([sum(layout.rows(lane)) / 2 for lane in LANES], list(LANES))
     ax.set_xlabel("cycles")
-    ax.set_title(title or f"{len(runs)} programs, {layout.total} cycles")
+    steps = f", {len(host_steps)} host steps" if host_steps else ""
+    ax.set_title(title or f"{len(runs)} programs{steps}, {layout.total} cycles")
     ax.legend(handles=[Patch(color=tuple(v / 255 for v in c), label=p.replace("_", " "))
-                       for p, c in PART_COLOURS.items()], loc="upper center", ncol=4,
+                       for p, c in (*PART_COLOURS.items(), ("host step", HOST_STEP_COLOUR))], loc="upper center", ncol=5,
               bbox_to_anchor=(0.5, -0.3), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=100, format="png")

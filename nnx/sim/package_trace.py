@@ -17,7 +17,7 @@ from typing import Any
 from nnx.sim.trace import build_mesh_trace
 
 PACKAGE_PID = 1
-_TRACKS = {"programs": 1, "host link": 2, "mesh": 3}
+_TRACKS = {"programs": 1, "host link": 2, "mesh": 3}  # host steps go on the host link
 _LANE = {"weight_load": "host link", "host_in": "host link", "mesh": "mesh", "host_out": "host link"}
 
 
@@ -51,6 +51,12 @@ def build_package_trace(result, target) -> dict[str, Any]:
             ev.append({"name": part.replace("_", " "), "cat": part, "ph": "X", "pid": PACKAGE_PID,
                        "tid": _TRACKS[_LANE[part]], "ts": s * us, "dur": (e - s) * us,
                        "args": {"program": k, "start_cycle": s, "cycles": e - s, **_part_args(run, part)}})
+    for k, h in enumerate(getattr(result, "host_runs", ())):
+        ev.append({"name": f"host step {k}", "cat": "host_step", "ph": "X", "pid": PACKAGE_PID,
+                   "tid": _TRACKS["host link"], "ts": h.start_cycle * us, "dur": h.cycles * us,
+                   "args": {"step": h.step, "start_cycle": h.start_cycle, "cycles": h.cycles,
+                            "bytes_read": h.bytes_read, "bytes_written": h.bytes_written,
+                            "inputs": h.inputs, "outputs": h.outputs}})
     pids: dict[str, int] = {}  # process name ("core N", "NoC") -> pid across programs
     for run, mesh_run in zip(result.runs, result.mesh_runs):
         shift = next((s for part, s, _ in run.intervals() if part == "mesh"), run.start_cycle) * us

@@ -112,9 +112,23 @@ def split_key_nodes(ops: Sequence[Operation], r: Range) -> int:
 SPLIT_RULES: dict[str, SplitRule] = {"halve": split_halve, "key-nodes": split_key_nodes}
 
 
-def split_until_fit(check: FitChecker, chain: Sequence[Range], rule: str, pass_name: str) -> list[Range]:
+class OpDoesNotFit(PassError):
+    """A single op that does not compile on the whole mesh (`split_until_fit`): the
+    one-line error naming it, with its index among the scheduled ops and the chain
+    as far as it was split (the op in a range of its own), so that a caller that can
+    split the op (nnx/split_fuse/oversized.py) continues from there."""
+
+    def __init__(self, message: str, op: Operation, index: int, chain: Sequence[Range]):
+        super().__init__(message, op)
+        self.index = index
+        self.chain = list(chain)
+
+
+def split_until_fit(check: FitChecker, chain: Sequence[Range], rule: str, pass_name: str,
+                    accept: Callable[[Range], bool] | None = None) -> list[Range]:
     """Compile every range; split each failing one with `rule` and retry, recursively.
-    A single op that does not fit the whole mesh is a `PassError` naming it."""
+    Ranges for which `accept` is true are kept without compiling (host steps). A
+    single op that does not fit the whole mesh is an `OpDoesNotFit` naming it."""
     if rule not in SPLIT_RULES:
         raise PassError(f"{pass_name}: unknown split rule '{rule}' (one of {', '.join(SPLIT_RULES)})")
     cut = SPLIT_RULES[rule]
@@ -122,14 +136,15 @@ def split_until_fit(check: FitChecker, chain: Sequence[Range], rule: str, pass_n
     todo = list(reversed(chain))
     while todo:
         r = todo.pop()
-        if check.fits(r):
+        if (accept is not None and accept(r)) or check.fits(r):
             out.append(r)
             continue
         lo, hi = r
         if hi - lo == 1:
             err = check.compile(r)
             op = check.ops[lo]
-            raise PassError(f"{pass_name}: op {_label(op)} does not fit the whole mesh even alone: {err.message}", op)
+            raise OpDoesNotFit(f"{pass_name}: op {_label(op)} does not fit the whole mesh even alone: {err.message}",
+                               op, lo, [*out, r, *reversed(todo)])
         m = cut(check.ops, r)
         if not lo < m < hi:  # a rule must make progress: fall back to halving
             m = split_halve(check.ops, r)

@@ -1,6 +1,9 @@
 """A graph module -> the mesh programs of its chain (docs/subgraph-split-fuse.md,
 "Program packages"): split at target nodes, split further until every subgraph
-compiles, fuse with a strategy, and return each program's `MeshCompilation`.
+compiles (an op that does not fit the mesh alone is split over several programs or
+runs on the host, nnx/split_fuse/oversized.py), fuse the programs between host steps
+with a strategy, and return each program's `MeshCompilation` and each host step's
+module.
 """
 
 from __future__ import annotations
@@ -11,17 +14,20 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from nnx.split_fuse.chain import (Range, crossing_name, inline, is_constant, main_function, ranges_from_cuts,
-                                  scheduled_ops, target_nodes, value_names)
-from nnx.split_fuse.fit import FitChecker, split_until_fit
+from nnx.split_fuse.chain import (Range, crossing_name, inline, is_constant, main_function, range_module,
+                                  ranges_from_cuts, scheduled_ops, target_nodes, value_names)
+from nnx.split_fuse.fit import FitChecker
 from nnx.split_fuse.fuse import Fuser, FusionWindow, fuse_chain
+from nnx.split_fuse.oversized import FittedChain, fit_chain, presplit
+from nnx.target import load_target
 
 
 @dataclass
 class ChainCompilation:
-    """The chosen chain, each range's compilation, the model's output names, the
-    number of compile calls made, and (`package_outputs`) the outputs that are
-    another host tensor and the constants returned as outputs."""
+    """The chosen chain, each range's compilation (a host step's: its module, a
+    `ModuleOp` run by the host's interpreter), the model's output names, the number
+    of compile calls made, and (`package_outputs`) the outputs that are another host
+    tensor and the constants returned as outputs."""
 
     chain: list[Range]
     compilations: list
@@ -51,27 +57,52 @@ def package_outputs(f, ops) -> tuple[list[str], dict[str, str], dict[str, np.nda
     return outputs, sources, host
 
 
+def fused_chain(fitted: FittedChain, strategy: str, window: FusionWindow = FusionWindow()) -> FittedChain:
+    """The chain with the programs between host steps fused with `strategy` (host
+    steps are never fused, with each other or with programs)."""
+    fuser = Fuser(fitted.check, window)
+    chain: list[Range] = []
+    host: list[bool] = []
+    for is_host, part in fitted.segments():
+        part = part if is_host else fuse_chain(fuser, part, strategy)
+        chain += part
+        host += [is_host] * len(part)
+    return FittedChain(fitted.check, chain, host)
+
+
+def chain_compilation(fitted: FittedChain) -> ChainCompilation:
+    """Each range's compilation (memoised) or host-step module, and the outputs."""
+    check = fitted.check
+    outputs, sources, host = package_outputs(check.f, check.ops)
+    comps = [range_module(check.f, check.ops, *r) if h else check.compile(r)
+             for r, h in zip(fitted.chain, fitted.host)]
+    return ChainCompilation(list(fitted.chain), comps, outputs, check.compile_calls, sources, host)
+
+
 def compile_chain(module: ModuleOp, target: str, strategy: str = "greedy", rule: str = "halve",
                   window: FusionWindow = FusionWindow(), placement: str = "bisect",
                   checker: FitChecker | None = None) -> ChainCompilation:
-    """Compile the module's @main as a chain of mesh programs (see the module docstring).
-    A single op that does not fit the whole mesh raises a `PassError` naming it."""
+    """Compile the module's @main as a chain of mesh programs and host steps (see the
+    module docstring); ops that do not fit the mesh alone are split in the module.
+    A single op that cannot be split and does not fit the whole mesh (or whose
+    weights alone exceed it) raises a `PassError` naming it. A given `checker` is
+    over the function as `presplit` left it."""
     f = main_function(module, "nnx-compile")
+    if checker is None:
+        presplit(f, load_target(target))
     ops = scheduled_ops(f.body.block)
     chain = ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op))
     check = checker or FitChecker(f, target, placement)
-    chain = split_until_fit(check, chain, rule, "subgraph-split")
-    chain = fuse_chain(Fuser(check, window), chain, strategy)
-    outputs, sources, host = package_outputs(f, check.ops)
-    return ChainCompilation(chain, [check.compile(r) for r in chain], outputs, check.compile_calls, sources, host)
+    fitted = fit_chain(check, chain, rule, "subgraph-split")
+    return chain_compilation(fused_chain(fitted, strategy, window))
 
 
 def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: str = "greedy") -> int:
     """nnx-compile for a mesh target: the whole model as one mesh program when it
-    fits, else a package of programs (nnx/sim/package.py); returns the program count.
-    A model with outputs no program computes under their own name (constants, a value
-    returned twice) is a package even with one program (its manifest says where
-    those outputs come from).
+    fits, else a package of programs and host steps (nnx/sim/package.py); returns the
+    program count. A model with outputs no program computes under their own name
+    (constants, a value returned twice) is a package even with one program (its
+    manifest says where those outputs come from).
     When @main is already a chain of `graph.subgraph` ops (a `--pipeline` ending in
     `subgraph-split`/`subgraph-fuse`), that chain is kept: each subgraph is one
     program (one that does not compile is split further). Files are written all or
@@ -81,22 +112,26 @@ def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: 
     from nnx.sim.package import write_package
 
     f = main_function(module, "nnx-compile")
+    tgt = load_target(target)
     if any(isinstance(op, SubgraphOp) for op in f.body.block.ops):
         chain = inline(f)
-        check = FitChecker(f, target)
-        chain = split_until_fit(check, chain, "halve", "nnx-compile")
-        outputs, sources, host = package_outputs(f, check.ops)
-        cc = ChainCompilation(chain, [check.compile(r) for r in chain], outputs, check.compile_calls, sources, host)
+        ops = scheduled_ops(f.body.block)
+        starts = [ops[lo] for lo, _ in chain[1:]]
+        if presplit(f, tgt):  # the same cuts, less those at an op that was split
+            index = {id(op): i for i, op in enumerate(scheduled_ops(f.body.block))}
+            chain = ranges_from_cuts(len(index), [index[id(op)] - 1 for op in starts if id(op) in index])
+        cc = chain_compilation(fit_chain(FitChecker(f, target), chain, "halve", "nnx-compile"))
     else:
+        split = presplit(f, tgt)  # ops larger than the mesh: the whole cannot fit
         check = FitChecker(f, target)
         whole = (0, len(check.ops))
-        if check.fits(whole):
+        if not split and check.fits(whole):
             outputs, sources, host = package_outputs(f, check.ops)
             cc = ChainCompilation([whole], [check.compile(whole)], outputs, check.compile_calls, sources, host)
         else:
             cc = compile_chain(module, target, strategy, checker=check)
-    if len(cc.chain) == 1 and not cc.sources and not cc.host_tensors:
+    if len(cc.chain) == 1 and not cc.sources and not cc.host_tensors and not isinstance(cc.compilations[0], ModuleOp):
         save_mesh_program(cc.compilations[0], asm_path)
         return 1
     write_package(cc.compilations, cc.outputs, asm_path, cc.sources, cc.host_tensors)
-    return len(cc.chain)
+    return sum(not isinstance(c, ModuleOp) for c in cc.compilations)
