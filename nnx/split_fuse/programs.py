@@ -13,7 +13,7 @@ from xdsl.ir import Operation
 
 from nnx.split_fuse.chain import (Range, crossing_name, inline, is_constant, main_function, ranges_from_cuts,
                                   scheduled_ops, target_nodes, value_names)
-from nnx.split_fuse.fit import FitChecker, split_until_fit
+from nnx.split_fuse.fit import FitChecker, settle, split_until_fit
 from nnx.split_fuse.fuse import Fuser, FusionWindow, fuse_chain
 
 
@@ -60,8 +60,8 @@ def compile_chain(module: ModuleOp, target: str, strategy: str = "greedy", rule:
     ops = scheduled_ops(f.body.block)
     chain = ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op))
     check = checker or FitChecker(f, target, placement)
-    chain = split_until_fit(check, chain, rule, "subgraph-split")
-    chain = fuse_chain(Fuser(check, window), chain, strategy)
+    chain = settle(check, lambda: fuse_chain(Fuser(check, window), split_until_fit(check, chain, rule, "subgraph-split"),
+                                             strategy))
     outputs, sources, host = package_outputs(f, check.ops)
     return ChainCompilation(chain, [check.compile(r) for r in chain], outputs, check.compile_calls, sources, host)
 
@@ -77,6 +77,7 @@ def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: 
     program (one that does not compile is split further). Files are written all or
     none."""
     from nnx.dialects.graph import SubgraphOp
+    from nnx.mesh.errors import MeshFitError
     from nnx.passes.lower_to_mesh import save_mesh_program
     from nnx.sim.package import write_package
 
@@ -84,13 +85,13 @@ def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: 
     if any(isinstance(op, SubgraphOp) for op in f.body.block.ops):
         chain = inline(f)
         check = FitChecker(f, target)
-        chain = split_until_fit(check, chain, "halve", "nnx-compile")
+        chain = settle(check, lambda: split_until_fit(check, chain, "halve", "nnx-compile"))
         outputs, sources, host = package_outputs(f, check.ops)
         cc = ChainCompilation(chain, [check.compile(r) for r in chain], outputs, check.compile_calls, sources, host)
     else:
         check = FitChecker(f, target)
         whole = (0, len(check.ops))
-        if check.fits(whole):
+        if not isinstance(check.compile(whole), MeshFitError):
             outputs, sources, host = package_outputs(f, check.ops)
             cc = ChainCompilation([whole], [check.compile(whole)], outputs, check.compile_calls, sources, host)
         else:
