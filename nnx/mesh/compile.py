@@ -140,9 +140,9 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     how far to go: "compile" (everything); "storage": whether it fits, each stage of
     a plan lowered without scheduling for its storage (`storage_estimate`, a fifth of
     the work), giving a `MeshFit`; "plan": whether the partition fits the cores by
-    its planned bytes and the PLAN_CHECK_STAGES largest stages' storage fits (a plan
-    that needs the stages' measured storage to merge is not found), giving a
-    `MeshFit`."""
+    its planned bytes (or by the storage of its STORAGE_SAMPLE largest stages and the
+    others' planned bytes scaled alike) and the PLAN_CHECK_STAGES largest stages'
+    storage fits, giving a `MeshFit`."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
@@ -186,7 +186,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         impossible). After `STORAGE_SAMPLE` stages the others are estimated from
         their planned bytes at the measured-to-planned ratio so far; when no merge
         of those estimates fits, the lowering stops there (the list holds the
-        estimates)."""
+        estimates). The "plan" check always stops there."""
         key = tuple(tuple(st.items) for st in plan.stages)
         if key not in measured:
             storage = [st.bytes for st in plan.stages]
@@ -206,7 +206,8 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
                         guess[t] = int(plan.stages[t].bytes * ratio)
                     est = replace(plan, stages=[replace(st, bytes=b) for st, b in zip(plan.stages, guess)])
                     recv = stage_receipts(plan, returned)
-                    if merge_stages(est, ncores, core_memory, stage_edges(plan, returned, recv), 1.0, recv) is None:
+                    if check == "plan" or \
+                            merge_stages(est, ncores, core_memory, stage_edges(plan, returned, recv), 1.0, recv) is None:
                         storage = guess
                         break
             measured[key] = storage
@@ -215,7 +216,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     from nnx.mesh.core_graph import piece_name
 
     for saving in MEASURED_SAVINGS:
-        plan = plan_for_mesh(main, ncores, core_memory, fill, None if check == "plan" else lowered_storage, saving)
+        plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage, saving)
         ios, modules = stage_modules(plan)
         # stage graph: bytes sent from stage a to stage b
         edges: dict[tuple[int, int], int] = {}
