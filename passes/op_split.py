@@ -1,6 +1,6 @@
-"""`op-split{threshold=BYTES target=FILE}`: split ops whose data exceed the on-chip
-memory into ops of the same type over slices (docs/topological-order.md, "Operator
-splitting").
+"""`op-split{threshold=BYTES target=FILE spatial=BOOL}`: split ops whose data exceed
+the on-chip memory into ops of the same type over slices (docs/topological-order.md,
+"Operator splitting").
 
 An op's data are its operands (inputs and parameters) and its results. When they
 exceed `threshold` bytes the op is replaced by k ops of the same type, each computing
@@ -8,6 +8,8 @@ a slice of the result along one *output axis* from the matching slices of its
 operands (`graph.slice`; a constant operand is sliced into a new constant), joined by
 one `graph.concat` along that axis. A piece that still exceeds the threshold is
 examined again (the next axis in the preference order splits it further).
+`split_to_fit(op, threshold)` does this to one op (the pass runs it on every op; the
+package compiler on the ops a program cannot hold).
 
 Which axis (never one that is reduced):
 
@@ -19,13 +21,20 @@ Which axis (never one that is reduced):
   channel per group is computed tap by tap and cuts anywhere;
 * pooling (MaxPool without indices, AveragePool, global pooling) and Resize: batch,
   then channel (the spatial axes are reduced or resized);
+* with `spatial=true`, Conv and MaxPool/AveragePool (auto_pad NOTSET) may also cut
+  their output rows (axis 2; op_split_spatial.py: each piece reads its input rows
+  and a halo, with its own pads): an axis is then taken only if its pieces fit,
+  batch, channels, rows in that order; else two axes together (rows x channels when
+  the weights alone exceed the threshold); else, for a plain Conv, output channels
+  one at a time (op_split_pieces.py);
 * Transpose: only axes the permutation keeps in place (a transpose over C and W
   splits batch or H), batch first;
-* elementwise ops (unary, broadcasting binary and variadic, Softmax-like ops except
-  their `axis`, LRN except the channels): the non-reduced axis whose pieces cost the
-  fewest cycles by the target's definitions (`Target.vpu_cycles` of each piece's
-  elements plus `Target.dma_cycles` of its operand and result bytes; ties: the outer
-  axis, whose slices are contiguous);
+* elementwise ops (unary, broadcasting binary and variadic, Clip and other
+  `Elementwise` ops, Softmax-like ops except their `axis`, LRN except the channels,
+  LayerNormalization except its normalised axes): the non-reduced axis whose pieces
+  cost the fewest cycles by the target's definitions (`Target.vpu_cycles` of each
+  piece's elements plus `Target.dma_cycles` of its operand and result bytes; ties:
+  the outer axis, whose slices are contiguous);
 * every other op is left alone.
 
 The default threshold (`threshold=0`) is the data an op can keep on chip at once: the
@@ -38,9 +47,14 @@ computed from the same operand elements by the same arithmetic as in the whole o
 Elementwise ops, pooling, Resize and Transpose compute each element on its own; Conv,
 Gemm and MatMul compute each element in a BLAS call whose shape and place of the
 element do not change when the op is cut at the block granules above
-(docs/topological-order.md, "Operator splitting").
+(docs/topological-order.md, "Operator splitting"). The exception is `spatial=true`
+on a Conv with several input channels per group: its row pieces (and one-channel
+pieces) are smaller BLAS calls over the output positions, exact up to the order of
+float summation (within ~1e-6 relative); depthwise and pooling row pieces stay
+bit-identical.
 
     nnx-opt m.mlir -p 'op-split{threshold=1048576}'
+    nnx-opt m.mlir -p 'op-split{threshold=1048576 spatial=true}'
 """
 
 from __future__ import annotations
@@ -55,7 +69,10 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
+from nnx.dialects.traits import Elementwise
 from nnx.interp.blocked_matmul import COL_BLOCK, ROW_BLOCK
+from nnx.passes.op_split_pieces import _shape, choose_split, max_pieces, op_bytes  # noqa: F401 (max_pieces: re-exported)
+from nnx.passes.op_split_spatial import ROWS, row_cuts_ok, row_slices
 
 Slice = tuple[int, int, int]  # (axis, start, stop) of an operand; None = whole operand
 
@@ -67,15 +84,6 @@ def default_threshold(target) -> int:
     """Bytes of data an op may have: the three caches, less 1/8 of each."""
     total = sum(c.bytes for c in target.caches)
     return total - total // RESERVED_FRACTION
-
-
-def _shape(v: SSAValue | None) -> tuple[int, ...]:
-    return tuple(v.type.get_shape()) if v is not None and isinstance(v.type, TensorType) else ()
-
-
-def _nbytes(shape: Sequence[int], t) -> int:
-    w = getattr(t.element_type, "bitwidth", 32) or 32
-    return max(1, int(np.prod(shape, dtype=np.int64)) * w // 8)
 
 
 # --------------------------------------------------------------------------------------
@@ -96,8 +104,18 @@ class SplitRule:
     interpreter's block sizes for the rows/columns of a matrix product
     (nnx/interp/blocked_matmul.py), whole groups for a grouped Conv."""
 
+    fine: dict[int, int] | None = None
+    """With `spatial`: granules to fall back on when no cut at `granule` fits (a
+    plain Conv's output channels one at a time: exact up to summation order, as its
+    row pieces are)."""
+
     def slices(self, op: Operation, axis: int, lo: int, hi: int) -> tuple[list[Slice | None], dict]:
         return _aligned_slices(op, axis, lo, hi), {}
+
+    def cuts_ok(self, op: Operation, axis: int, cuts: list[tuple[int, int]]) -> bool:
+        """Whether the pieces `cuts` along `axis` can be built (all can but row
+        pieces reading no input row or less than a window)."""
+        return True
 
 
 def _aligned_slices(op: Operation, axis: int, lo: int, hi: int) -> list[Slice | None]:
@@ -116,9 +134,24 @@ def _aligned_slices(op: Operation, axis: int, lo: int, hi: int) -> list[Slice | 
     return res
 
 
-class ConvRule(SplitRule):
+class WindowRule(SplitRule):
+    """Conv and pooling: the rows axis (2) takes the op's input rows and its own pads
+    (passes/op_split_spatial.py); batch and channels slice X along the same axis."""
+
+    def slices(self, op, axis, lo, hi):
+        if axis == ROWS:
+            return row_slices(op, lo, hi)
+        return super().slices(op, axis, lo, hi)
+
+    def cuts_ok(self, op, axis, cuts):
+        return axis != ROWS or row_cuts_ok(op, cuts)
+
+
+class ConvRule(WindowRule):
     def slices(self, op, axis, lo, hi):
         w = op.W
+        if axis == ROWS:
+            return row_slices(op, lo, hi)
         if axis == 0:
             return [(0, lo, hi), None, None], {}
         g = int(op.attr("group", 1) or 1)
@@ -164,8 +197,10 @@ class ResizeRule(SplitRule):
         return [res[0]] + [None] * (len(res) - 1), {"__sizes_axis": axis}
 
 
-def split_rule(op: Operation) -> SplitRule | None:
-    """The op's split rule (see the module docstring), None if it is never split."""
+def split_rule(op: Operation, spatial: bool = False) -> SplitRule | None:
+    """The op's split rule (see the module docstring), None if it is never split.
+    `spatial`: Conv and MaxPool/AveragePool also split their output rows (axis 2),
+    after batch and channels."""
     from nnx.dialects import graph as G
 
     if not isinstance(op, G.GraphOp) or len(op.results) != 1 or op.DYNAMIC_RESULT_SHAPE:
@@ -180,13 +215,21 @@ def split_rule(op: Operation) -> SplitRule | None:
             channels = _shape(op.W)[0] // g  # whole groups
         else:  # one input channel: tap by tap, else blocks of output channels
             channels = 1 if _shape(op.W)[1] == 1 else ROW_BLOCK
-        return ConvRule((0, 1), False, {1: channels})
+        if not spatial:
+            return ConvRule((0, 1), False, {1: channels})
+        return ConvRule((0, 1, ROWS), False, {1: channels}, {1: 1} if g == 1 and channels > 1 else None)
     if isinstance(op, G.GemmOp):
         return GemmRule((0, 1), False, {0: ROW_BLOCK, 1: COL_BLOCK})
     if isinstance(op, G.MatMulOp) and len(_shape(op.A)) >= 2 and len(_shape(op.B)) >= 2:
         return MatMulRule(tuple(range(r)), False, {r - 2: ROW_BLOCK, r - 1: COL_BLOCK})
-    if isinstance(op, (G.MaxPoolOp, G.AveragePoolOp, G.GlobalPoolOp)) and r >= 3:
+    if isinstance(op, (G.MaxPoolOp, G.AveragePoolOp)) and r >= 3:
+        windowed = spatial and op.attr("auto_pad", "NOTSET") in (None, "NOTSET")
+        return WindowRule((0, 1, ROWS) if windowed else (0, 1), False, {})
+    if isinstance(op, G.GlobalPoolOp) and r >= 3:
         return SplitRule((0, 1), False, {})
+    if isinstance(op, G.LayerNormalizationOp):  # graph-fuse's op: the axes before `axis`
+        a = int(op.attr("axis", -1))
+        return SplitRule(tuple(range(a + r if a < 0 else a)), True, {})
     if isinstance(op, G.ResizeOp) and r >= 3:
         xs = _shape(op.X)
         ok = tuple(a for a in (0, 1) if xs[a] == out[a])
@@ -200,99 +243,13 @@ def split_rule(op: Operation) -> SplitRule | None:
         reduced = {a + r if a < 0 else a}
     elif op.ONNX_TYPE == "LRN":
         reduced = {1}
-    elif not isinstance(op, (G.UnaryXOp, G.UnaryInputOp, G.ElementwiseBinaryOp, G.VariadicElementwiseOp)):
-        return None
+    elif not isinstance(op, (G.UnaryXOp, G.UnaryInputOp, G.ElementwiseBinaryOp, G.VariadicElementwiseOp)) and not (
+            op.has_trait(Elementwise) and all(len(_shape(v)) <= r for v in op.onnx_inputs() if v is not None)):
+        return None  # (Elementwise: Clip with its scalar bounds, ...)
     if isinstance(op, G.GlobalPoolOp) or op.results[0].type != getattr(op.onnx_inputs()[0], "type", None):
         if not isinstance(op, (G.ElementwiseBinaryOp, G.VariadicElementwiseOp)):
             return None  # shape-changing unary ops (Flatten, DepthToSpace, ...)
     return SplitRule(tuple(a for a in range(r) if a not in reduced), True, {})
-
-
-# --------------------------------------------------------------------------------------
-# sizes and the choice of pieces
-# --------------------------------------------------------------------------------------
-
-
-def op_bytes(op: Operation) -> int:
-    """The op's data: operand (inputs and parameters) and result bytes."""
-    total = 0
-    for v in list(op.operands) + list(op.results):
-        if isinstance(v.type, TensorType):
-            total += _nbytes(_shape(v), v.type)
-    return total
-
-
-def piece_bytes(op: Operation, rule: SplitRule, axis: int, lo: int, hi: int) -> int:
-    sl, _ = rule.slices(op, axis, lo, hi)
-    total = 0
-    for v, s in zip(op.onnx_inputs(), sl):  # type: ignore[attr-defined]
-        if v is None:
-            continue
-        shape = list(_shape(v))
-        if s is not None:
-            shape[s[0]] = s[2] - s[1]
-        total += _nbytes(shape, v.type)
-    out = list(_shape(op.results[0]))
-    out[axis] = hi - lo
-    return total + _nbytes(out, op.results[0].type)
-
-
-def balanced_cuts(size: int, gran: int, k: int) -> list[tuple[int, int]]:
-    """`size` cut into k pieces of whole granules, as equal as possible (a trailing
-    partial granule joins the last piece)."""
-    units = size // gran
-    base, extra = divmod(units, k)
-    cuts, lo = [], 0
-    for i in range(k):
-        hi = lo + (base + (1 if i < extra else 0)) * gran
-        cuts.append((lo, hi))
-        lo = hi
-    cuts[-1] = (cuts[-1][0], size)
-    return cuts
-
-
-def max_pieces(op: Operation, rule: SplitRule, axis: int) -> int:
-    """How many pieces `axis` can be cut into: its whole granules."""
-    size = _shape(op.results[0])[axis]
-    return size // rule.granule.get(axis, 1)
-
-
-def pieces_along(op: Operation, rule: SplitRule, axis: int, threshold: int) -> list[tuple[int, int]]:
-    """The fewest balanced pieces (whole granules) whose data fit `threshold`; the
-    finest such split when none fits."""
-    size = _shape(op.results[0])[axis]
-    gran = rule.granule.get(axis, 1)
-    best: list[tuple[int, int]] = []
-    for k in range(2, max_pieces(op, rule, axis) + 1):
-        best = balanced_cuts(size, gran, k)
-        if max(piece_bytes(op, rule, axis, lo, hi) for lo, hi in best) <= threshold:
-            return best
-    return best
-
-
-def choose_split(op: Operation, rule: SplitRule, threshold: int, target) -> tuple[int, list[tuple[int, int]]] | None:
-    """The axis and pieces of `op` (None when no candidate axis can be split)."""
-    out = _shape(op.results[0])
-    cands = [a for a in rule.axes if max_pieces(op, rule, a) >= 2]
-    if not cands:
-        return None
-    if not rule.by_cost:
-        return cands[0], pieces_along(op, rule, cands[0], threshold)
-    best = None
-    for a in cands:
-        cuts = pieces_along(op, rule, a, threshold)
-        cycles = 0
-        for lo, hi in cuts:
-            o = list(out)
-            o[a] = hi - lo
-            elems = int(np.prod(o, dtype=np.int64))
-            nb = piece_bytes(op, rule, a, lo, hi)
-            cycles += target.vpu_cycles(elems) + target.dma_cycles(nb)
-        key = (cycles, a)
-        if best is None or key < best[0]:
-            best = (key, a, cuts)
-    assert best is not None
-    return best[1], best[2]
 
 
 # --------------------------------------------------------------------------------------
@@ -379,15 +336,54 @@ def split_op(op: Operation, rule: SplitRule, axis: int, cuts: list[tuple[int, in
     return pieces
 
 
+def split_to_fit(op: Operation, threshold: int, target=None, spatial: bool = True) -> bool:
+    """Split `op` in place in its block until every piece's data (`op_bytes`: operands
+    including weights, and results) is at most `threshold` bytes where its rule
+    allows: the slices, the pieces and one concat per split (a piece still too big is
+    split again along its next axis, down to one output row, one channel or one
+    product block). `target` (a `Target`, a target file, or None: the default
+    target) prices the pieces of elementwise ops; `spatial` lets Conv and pooling cut
+    output rows (module docstring). Returns True when anything was split; ops with no rule, or already
+    small enough, are left alone. `op-split` runs this on every op of each function.
+
+        from nnx.passes.op_split import split_to_fit
+        split_to_fit(conv_op, 1 << 20)   # the conv's pieces now hold <= 1 MiB each
+    """
+    if threshold <= 0:
+        raise ValueError(f"split_to_fit: threshold={threshold}: must be positive")
+    if target is None or isinstance(target, str):
+        from nnx.target import load_target
+
+        target = load_target(target or None)
+    work = [op]
+    changed = False
+    while work:
+        o = work.pop(0)
+        if o.parent_block() is None or op_bytes(o) <= threshold:
+            continue
+        rule = split_rule(o, spatial)
+        if rule is None:
+            continue
+        choice = choose_split(o, rule, threshold, target, spatial)
+        if choice is None:
+            continue
+        axis, cuts = choice
+        work[:0] = split_op(o, rule, axis, cuts)
+        changed = True
+    return changed
+
+
 @dataclass(frozen=True)
 class OpSplitPass(ModulePass):
     """Split ops whose data exceed `threshold` bytes (0 = from the target's caches)
-    into same-type ops over slices joined by concat (module docstring)."""
+    into same-type ops over slices joined by concat (module docstring); `spatial`:
+    Conv and pooling may also cut their output rows (`split_to_fit`)."""
 
     name = "op-split"
 
     threshold: int = 0
     target: str = ""
+    spatial: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from xdsl.dialects import func
@@ -399,16 +395,5 @@ class OpSplitPass(ModulePass):
         target = load_pass_target("op-split", self.target)
         threshold = self.threshold or default_threshold(target)
         for f in [o for o in op.body.block.ops if isinstance(o, func.FuncOp)]:
-            work = list(f.body.block.ops)
-            while work:
-                o = work.pop(0)
-                if o.parent_block() is None or op_bytes(o) <= threshold:
-                    continue
-                rule = split_rule(o)
-                if rule is None:
-                    continue
-                choice = choose_split(o, rule, threshold, target)
-                if choice is None:
-                    continue
-                axis, cuts = choice
-                work[:0] = split_op(o, rule, axis, cuts)
+            for o in list(f.body.block.ops):
+                split_to_fit(o, threshold, target, self.spatial)

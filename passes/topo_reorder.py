@@ -23,14 +23,16 @@ Options:
   compilation, shared by size, for more candidates (HEFT's, the beam's, the random
   whole orders' parts, then by estimate; small subgraphs: all their orders);
   `baseline-random=R` (20) random whole orders drawn, of which the whole-model check
-  compiles up to `verify-random=V` (20), best composed per-subgraph cost first, while
-  `time-limit=S` (30; 0 = none) seconds of the whole search last (the ONNX, searched
-  and HEFT orders are always compiled), alternating with a local search of up to
-  `local-search=L` (200) whole orders around the best one measured (subgraph
-  alternatives in the whole-model context, random op moves): never slower than any
-  order compiled, the best of the R among them when they fit;
-* `random-first` (true) the whole-model check compiles the random whole orders
-  before the local search (false: the two alternate batch by batch);
+  compiles up to `verify-random=V` (20) while `time-limit=S` (30; 0 = none) seconds
+  of the whole search last (the ONNX and HEFT orders are always compiled), then a
+  local search of up to `local-search=L` (200) whole orders around the best one
+  measured (subgraph alternatives in the whole-model context, random op moves):
+  never slower than any order compiled, the best of the R among them when they fit;
+* `random-first` (true) the random whole orders are compiled right after the ONNX
+  and HEFT orders, before the per-subgraph search, when all of them fit in the time
+  limit (else after it, best composed per-subgraph cost first), and before the
+  local search (false: after the searched order, alternating with the local search
+  batch by batch, the earlier behaviour);
 * `timing` direct (default: a candidate's lowering timed without building chip IR,
   MPU tile plans memoized across candidates; the same cycles as `lower-to-chip` +
   the simulator's timing, so more candidates fit the time limit) | ir (every

@@ -14,7 +14,7 @@ from nnx.dialects.traits import MatrixCompute
 from nnx.graph_queries import const_value
 from nnx.lowering.storage import _align, _py, ALIGN, chip_dtype_name, Tensor
 from nnx.sim.isa import Instr, Tile
-from nnx.tiling import Box, box_shape, Cost, enumerate_steps, full_box, plan, plan_cost, rule_for, Step, TilingError
+from nnx.tiling import Box, box_shape, Cost, CostPlan, enumerate_steps, full_box, plan, plan_cost, rule_for, Step, TilingError
 from nnx.types import dtype_of_name
 from nnx.lowering import fusion, plan_memo, sparse_weights
 from nnx.lowering.context import LoweringContext
@@ -176,11 +176,8 @@ def _lower_compute(cx: LoweringContext, op, kind, ins, outs, attrs, sparse, view
                    for e, (user, _, uins, pos, _) in enumerate(epilogue)
                    for j, x in enumerate(uins) if x is not None and j != pos
                    for t in (fusion.epi_operand(cx, user, j, x, op),)]
-            key = plan_memo.plan_key(rule, srcs, dsts, epi, nb, caps, cx.schedule, cx.target)
-        steps = plan_memo.lookup(key)
-        if steps is None:
-            steps = plan_mpu(cx, rule, srcs, dsts, sparse, need, caps)
-            plan_memo.store(key, steps)
+            key = plan_memo.plan_key(rule, srcs, dsts, epi, nb, cx.schedule, cx.target)
+        steps = plan_mpu(cx, rule, srcs, dsts, sparse, need, caps, key)
     if steps is None and not mpu:
         steps = follow_tiles(cx, rule, ins, srcs, dsts, need, caps)
     if steps is None:
@@ -254,9 +251,11 @@ def follow_tiles(cx: LoweringContext, rule, ins, srcs, dsts, need, caps):
     return None
 
 
-def plan_mpu(cx: LoweringContext, rule, srcs, dsts, sparse, need, caps):
+def plan_mpu(cx: LoweringContext, rule, srcs, dsts, sparse, need, caps, memo_key=None):
     """Cost-based tiling of an MPU op (nnx.tiling.plan_cost): the loop order and
-    tile sizes with the fewest DMA cycles and the best DMA/compute overlap."""
+    tile sizes with the fewest DMA cycles and the best DMA/compute overlap.
+    `memo_key` (`plan_memo.plan_key`, None: no memo): the op's candidate tilings
+    (`CostPlan`, for any free cache bytes) are kept in the plan memo."""
     t = cx.target
     isz = [0 if s is None else dtype_of_name(s.dtype).itemsize for s in srcs]
     osz = [dtype_of_name(d.dtype).itemsize for d in dsts]
@@ -318,7 +317,15 @@ def plan_mpu(cx: LoweringContext, rule, srcs, dsts, sparse, need, caps):
             # softmax of one head overlaps the matmuls of the next
             amin[r - 2] = rule.out_shape[r - 2]
             amin[r - 1] = rule.out_shape[r - 1]
-    steps = plan_cost(rule, need, caps, cost, orders, kmin=max(1, t.tiling.mpu_k), amin=amin)
+    first = plan_memo.lookup(memo_key)
+    if first is None:
+        first = CostPlan(rule, cost, orders, kmin=max(1, t.tiling.mpu_k), amin=amin)
+        known = -1
+    else:
+        known = len(first.evals) + len(first.chosen)
+    steps = first.choose(rule, need, caps, cost)  # plan_cost(..., kmin=, amin=)
+    if len(first.evals) + len(first.chosen) != known:
+        plan_memo.store(memo_key, first)  # new, or new candidates evaluated
     if steps is None:
         steps = plan_cost(rule, need, caps, cost, orders)
     return steps

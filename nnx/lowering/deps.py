@@ -97,13 +97,21 @@ class DependencyTracker:
     def __init__(self, reduce: bool = True) -> None:
         self.reduce = reduce
         self.count = 0
-        # cache records: [lo, hi, writer index | None, reader indices, box, number
-        # of readers when last thinned]
-        self.cache_recs: dict[str, list[list]] = {"N": [], "W": [], "O": []}
+        # cache records per space, grouped by the resident buffer their box belongs
+        # to ((base, shape); None: records without a box): group key -> [lo, hi,
+        # records], lo/hi spanning every record of the group (an access whose bytes
+        # miss the span skips the group). A record: [lo, hi, writer index | None,
+        # reader indices, box, number of readers when last thinned]
+        self.cache_groups: dict[str, dict[Any, list]] = {"N": {}, "W": {}, "O": {}}
         # storage records: key -> [writer index | None, reader indices, thinned count]
         self.s_recs: dict[Any, list] = {}
         self.units: list[str] = []
         self.ancestors: list[int] = []  # bit p of ancestors[i]: p ->+ i
+
+    @property
+    def cache_recs(self) -> dict[str, list[list]]:
+        """Every cache record per space (the groups' records, flattened)."""
+        return {sp: [rec for g in groups.values() for rec in g[2]] for sp, groups in self.cache_groups.items()}
 
     def _thin(self, readers: list[int]) -> None:
         """Drop from `readers` (ascending; in place) those a later same-unit reader
@@ -130,10 +138,12 @@ class DependencyTracker:
         """Append one instruction (running on `unit`) with these accesses; its
         (reduced) predecessors.
 
-        One pass over the records per access (the overlap test inlined): reads
-        collect the last writer and register as readers at once; a write collects
-        the writer and readers of what it overlaps (this instruction's own reads
-        among them, dropped at the end) and replaces the records it kills."""
+        One pass over the records per access (the overlap test inlined; a group of
+        records whose byte span the access misses is skipped whole, and the boxes
+        are compared only within the access's own buffer): reads collect the last
+        writer and register as readers at once; a write collects the writer and
+        readers of what it overlaps (this instruction's own reads among them,
+        dropped at the end) and replaces the records it kills."""
         idx = self.count
         self.count += 1
         self.units.append(unit)
@@ -141,7 +151,7 @@ class DependencyTracker:
         add = deps.add
         thin = self._thin
         s_recs = self.s_recs
-        cache_recs = self.cache_recs
+        cache_groups = self.cache_groups
         for acc in reads:
             if acc[0] == "S":
                 rec = s_recs.get(acc[1])
@@ -154,14 +164,24 @@ class DependencyTracker:
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
-            for rec in cache_recs[acc[0]]:
-                if rec[0] < hi and lo < rec[1]:
-                    rb = rec[4]
-                    if (rb is None or bx is None or rb[0] != bx[0] or rb[1] != bx[1]
-                            or all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(rb[2], bx[2]))):
-                        if rec[2] is not None:
-                            add(rec[2])
-                        rec[3].append(idx)
+            bk = None if bx is None else (bx[0], bx[1])
+            for gk, g in cache_groups[acc[0]].items():
+                if not (g[0] < hi and lo < g[1]):
+                    continue
+                if bk is None or gk != bk:
+                    for rec in g[2]:
+                        if rec[0] < hi and lo < rec[1]:
+                            if rec[2] is not None:
+                                add(rec[2])
+                            rec[3].append(idx)
+                else:
+                    bb = bx[2]
+                    for rec in g[2]:
+                        if (rec[0] < hi and lo < rec[1]
+                                and all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(rec[4][2], bb))):
+                            if rec[2] is not None:
+                                add(rec[2])
+                            rec[3].append(idx)
         for acc in writes:
             if acc[0] == "S":
                 rec = s_recs.get(acc[1])
@@ -176,13 +196,19 @@ class DependencyTracker:
                 continue
             lo, hi = acc[1], acc[2]
             bx = acc[3] if len(acc) > 3 else None
-            recs = cache_recs[acc[0]]
-            changed = None  # position -> the records replacing the one there
-            for k, rec in enumerate(recs):
-                if rec[0] < hi and lo < rec[1]:
-                    rb = rec[4]
-                    if (rb is None or bx is None or rb[0] != bx[0] or rb[1] != bx[1]
-                            or all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(rb[2], bx[2]))):
+            bk = None if bx is None else (bx[0], bx[1])
+            groups = cache_groups[acc[0]]
+            emptied = []
+            for gk, g in groups.items():
+                if not (g[0] < hi and lo < g[1]):
+                    continue
+                same = bk is not None and gk == bk
+                recs = g[2]
+                changed = None  # position -> the records replacing the one there
+                for k, rec in enumerate(recs):
+                    if rec[0] < hi and lo < rec[1]:
+                        if same and not all(s1 < e2 and s2 < e1 for (s1, e1), (s2, e2) in zip(rec[4][2], bx[2])):
+                            continue
                         if rec[2] is not None:
                             add(rec[2])
                         if rec[3]:
@@ -192,13 +218,14 @@ class DependencyTracker:
                             deps.update(rec[3])
                         if bx is not None:
                             # a box does not write every byte of its span: drop only
-                            # the records it covers
-                            if rb is not None and rb[0] == bx[0] and rb[1] == bx[1] and _box_covers(bx, rb):
+                            # the records of its buffer it covers
+                            if same and _box_covers(bx, rec[4]):
                                 if changed is None:
                                     changed = {}
                                 changed[k] = ()
                             continue
                         pieces = []
+                        rb = rec[4]
                         if rec[0] < lo:
                             pieces.append([rec[0], lo, rec[2], list(rec[3]), rb, rec[5]])
                         if hi < rec[1]:
@@ -206,10 +233,25 @@ class DependencyTracker:
                         if changed is None:
                             changed = {}
                         changed[k] = pieces
-            if changed is not None:
-                for k in sorted(changed, reverse=True):
-                    recs[k:k + 1] = changed[k]
-            recs.append([lo, hi, idx, [], bx, 0])
+                if changed is not None:
+                    for k in sorted(changed, reverse=True):
+                        recs[k:k + 1] = changed[k]
+                    if recs:
+                        g[0] = min(r[0] for r in recs)
+                        g[1] = max(r[1] for r in recs)
+                    else:
+                        emptied.append(gk)
+            for gk in emptied:
+                del groups[gk]
+            g = groups.get(bk)
+            if g is None:
+                groups[bk] = [lo, hi, [[lo, hi, idx, [], bx, 0]]]
+            else:
+                g[2].append([lo, hi, idx, [], bx, 0])
+                if lo < g[0]:
+                    g[0] = lo
+                if hi > g[1]:
+                    g[1] = hi
         deps.discard(idx)
         return self._reduce(idx, unit, deps)
 

@@ -6,7 +6,10 @@ tiling rule, its operands' and results' shapes, element types and residency, the
 fused epilogue's operands, the buffering depth, the free cache bytes, whether the
 program will be list-scheduled, and the target. topo-reorder lowers the same model in
 many orders (docs/topological-order.md, "Cost of a candidate order"): an op met again
-in the same situation gets the same plan from the memo.
+in the same situation gets the same plan from the memo. The free cache bytes are not
+part of the key (they differ from order to order): an entry is the op's
+`nnx.tiling.CostPlan`, its candidate tilings with the footprints and times computed
+so far, which gives `plan_cost`'s choice for any free bytes.
 
 The memo is off unless a caller enables it (`plan_memo()`); `lower-to-chip` alone
 never uses it. An op whose rule holds anything but plain numbers, strings and
@@ -22,7 +25,7 @@ MAX_ENTRIES = 8192
 """Plans kept at most (the oldest go first)."""
 
 _MEMO: dict | None = None
-_NEW: list = []
+_NEW: dict = {}
 
 
 @contextmanager
@@ -44,10 +47,10 @@ def enabled() -> bool:
 
 
 def take_new() -> list:
-    """The (key, plan) pairs added since the last call (a worker process sends them
-    back to the parent's memo)."""
+    """The (key, plan) pairs added or extended since the last call (a worker process
+    sends them back to the parent's memo)."""
     global _NEW
-    out, _NEW = _NEW, []
+    out, _NEW = list(_NEW.items()), {}
     return out
 
 
@@ -68,8 +71,8 @@ def tensor_key(t) -> tuple | None:
     return None if t is None else (t.shape, t.dtype, t.resident, t.strides)
 
 
-def plan_key(rule, srcs, dsts, epilogue_operands, nb: int, caps: dict, schedule: bool, target) -> tuple | None:
-    """The memo key of an MPU plan, or None (memo off, or not memoizable)."""
+def plan_key(rule, srcs, dsts, epilogue_operands, nb: int, schedule: bool, target) -> tuple | None:
+    """The memo key of an MPU op's plan, or None (memo off, or not memoizable)."""
     if _MEMO is None:
         return None
     try:
@@ -77,21 +80,22 @@ def plan_key(rule, srcs, dsts, epilogue_operands, nb: int, caps: dict, schedule:
     except TypeError:
         return None
     return (type(rule).__qualname__, r, tuple(tensor_key(s) for s in srcs), tuple(tensor_key(d) for d in dsts),
-            tuple(epilogue_operands), nb, tuple(sorted(caps.items())), schedule, target)
+            tuple(epilogue_operands), nb, schedule, target)
 
 
 def lookup(key):
-    """The memoized plan of `key` (None: not memoized)."""
+    """The memoized `CostPlan` of `key` (None: not memoized)."""
     if key is None or _MEMO is None:
         return None
     return _MEMO.get(key)
 
 
-def store(key, steps) -> None:
-    """Memoize `steps` (a plan: not modified by the lowering) under `key`."""
-    if key is None or _MEMO is None or steps is None:
+def store(key, plan) -> None:
+    """Memoize `plan` (a `CostPlan`; the steps it gives are not modified by the
+    lowering) under `key`, or record that it was extended."""
+    if key is None or _MEMO is None or plan is None:
         return
-    if len(_MEMO) >= MAX_ENTRIES:
+    if key not in _MEMO and len(_MEMO) >= MAX_ENTRIES:
         del _MEMO[next(iter(_MEMO))]  # the oldest: memory stays bounded on long searches
-    _MEMO[key] = steps
-    _NEW.append((key, steps))
+    _MEMO[key] = plan
+    _NEW[key] = plan

@@ -27,7 +27,7 @@ raises `TilingError`.
 
 from nnx.tiling import rules_elementwise, rules_nn, rules_reduce, rules_tensor  # noqa: F401  (register)
 from nnx.tiling.boxes import Box, NoTilingRule, Range, Step, TilingError, box_shape, full_box
-from nnx.tiling.plan import Cost, enumerate_steps, plan, plan_cost
+from nnx.tiling.plan import Cost, CostPlan, enumerate_steps, plan, plan_cost
 from nnx.tiling.registry import TILING_RULES, rule_for, tiling_rule, whole_op
 from nnx.tiling.rule import CopyRule, MappedRule, Rule, broadcast_maps
 from nnx.tiling.rules_nn import GemmRule, MatMulRule, SpatialRule
@@ -35,6 +35,6 @@ from nnx.tiling.rules_nn import GemmRule, MatMulRule, SpatialRule
 __all__ = [
     "Box", "Cost", "CopyRule", "GemmRule", "MappedRule", "MatMulRule", "NoTilingRule", "Range",
     "Rule", "SpatialRule", "Step", "TILING_RULES", "TilingError", "box_shape", "broadcast_maps",
-    "enumerate_steps", "full_box", "plan", "plan_cost", "rule_for", "tiling_rule", "whole_op",
+    "CostPlan", "enumerate_steps", "full_box", "plan", "plan_cost", "rule_for", "tiling_rule", "whole_op",
 ]
 

@@ -202,93 +202,149 @@ def plan_cost(
     compute time = steps x fixed cost + work; time = max(DMA, compute) + min(...)/steps
     (the pipeline's fill). With `cost.map_cycles` the mapping unit is a third stage M:
     time = max(D, M, C) + (D + M + C - max) / steps. Reduction chunks are at least
-    `kmin` long (fewer, larger MPU instructions). None when nothing fits (the caller
-    falls back to `plan`)."""
-    axes = list(rule.axes)
-    if not axes and not rule.k_extent:
-        return None
-    orders = orders or [axes]
-    rel, nout = _relevance(rule)
-    chains = {a: _chain(rule, a) for a in axes}
-    for a, m in (amin or {}).items():
-        if a in chains:
-            keep = [c for c in chains[a] if c >= m]
-            chains[a] = keep or chains[a][:1]
-    kchain = [rule.k_extent]
-    if rule.k_extent:
-        while kchain[-1] > 1 and (kchain[-1] + 1) // 2 >= kmin:
-            kchain.append((kchain[-1] + 1) // 2)
-    combos: list[dict[int, int]] = [{}]
-    for i, a in enumerate(axes):
-        nxt = []
-        for c in combos:
-            for sz in chains[a]:
-                d = dict(c)
-                d[a] = sz
-                nxt.append(d)
-        combos = nxt
+    `kmin` long (fewer, larger MPU instructions). Of equal times the first candidate
+    (sizes, then chunk, then loop order, in enumeration order) wins. None when
+    nothing fits (the caller falls back to `plan`). Sets `rule.axes` to the chosen
+    loop order. (`CostPlan`: the same choice for any capacity.)"""
+    return CostPlan(rule, cost, orders, max_candidates, kmin, amin).choose(rule, need, capacity, cost)
+
+
+class CostPlan:
+    """`plan_cost` of one rule and cost as a function of the capacity: the candidate
+    tilings and their lower bounds on the time are listed once; a candidate's
+    footprint and times are computed when a capacity first needs them and kept, so
+    that the same op planned again with other free cache bytes (topo-reorder lowers
+    a model in many orders) reuses them. `choose` returns exactly what `plan_cost`
+    returns for that capacity: the candidates are visited by their compute-time
+    bound (a candidate's time is never below it), every candidate whose bound is
+    not above the best fitting time so far is evaluated, and ties go to the first
+    in enumeration order. `need` and `cost` passed to `choose` must be those the
+    plan was listed with (equal closures of an equal op); the plan holds only plain
+    data (picklable)."""
+
+    def __init__(self, rule: Rule, cost: Cost, orders: list[list[int]] | None = None,
+                 max_candidates: int = 6000, kmin: int = 1, amin: dict[int, int] | None = None):
+        axes = list(rule.axes)
+        self.cands: list[tuple[float, int, dict[int, int], int, int, int]] | None = None
+        self.evals: dict[int, tuple[dict[str, int], float, int]] = {}
+        self.chosen: dict[tuple[int, int], tuple[list[Step], dict[str, int]]] = {}
+        self.by_capacity: dict[tuple, tuple[float, int, int] | None] = {}  # the choice per capacity met
+        self.orders = [list(o) for o in (orders or [axes])]
+        if not axes and not rule.k_extent:
+            return
+        self.rel, _ = _relevance(rule)
+        chains = {a: _chain(rule, a) for a in axes}
+        for a, m in (amin or {}).items():
+            if a in chains:
+                keep = [c for c in chains[a] if c >= m]
+                chains[a] = keep or chains[a][:1]
+        kchain = [rule.k_extent]
+        if rule.k_extent:
+            while kchain[-1] > 1 and (kchain[-1] + 1) // 2 >= kmin:
+                kchain.append((kchain[-1] + 1) // 2)
+        combos: list[dict[int, int]] = [{}]
+        for i, a in enumerate(axes):
+            nxt = []
+            for c in combos:
+                for sz in chains[a]:
+                    d = dict(c)
+                    d[a] = sz
+                    nxt.append(d)
+            combos = nxt
+            if len(combos) * len(kchain) > max_candidates:
+                break
         if len(combos) * len(kchain) > max_candidates:
-            break
-    if len(combos) * len(kchain) > max_candidates:
-        return None
-    n_seg = {a: {sz: len(rule.segments(a, sz)) for sz in chains[a]} for a in axes}
+            return
+        n_seg = {a: {sz: len(rule.segments(a, sz)) for sz in chains[a]} for a in axes}
+        cands = []
+        for sizes in combos:
+            for kc in kchain:
+                nk = -(-rule.k_extent // kc) if rule.k_extent else 1
+                counts = {a: n_seg[a][sizes[a]] for a in axes}
+                T = math.prod(counts.values()) * nk
+                # compute: output tiles spread over `units` compute units (reduction
+                # chunks of one output tile stay on its unit); a lower bound on the time
+                par = max(1, min(cost.units, T // nk))
+                C = (T * cost.step + cost.work) / par
+                cands.append((C, len(cands), sizes, kc, nk, T))
+        self.cands = sorted(cands, key=lambda c: (c[0], c[1]))
+        self.counts = {c[1]: {a: n_seg[a][c[2][a]] for a in axes} for c in cands}
 
-    def over(steps: list[Step]) -> float:
-        n = need(steps)
-        return max((n.get(s, 0) / capacity[s]) for s in capacity)
-
-    best = None
-    for sizes in combos:
-        for kc in kchain:
-            nk = -(-rule.k_extent // kc) if rule.k_extent else 1
-            counts = {a: n_seg[a][sizes[a]] for a in axes}
-            T = math.prod(counts.values()) * nk
-            # compute: output tiles spread over `units` compute units (reduction chunks
-            # of one output tile stay on its unit); a cheap lower bound on the time
-            # before the footprint check
-            par = max(1, min(cost.units, T // nk))
-            C = (T * cost.step + cost.work) / par
-            if best is not None and C >= best[0]:
-                continue
-            samples = _samples(rule, sizes, kc if rule.k_extent else 0)
-            if over(samples) > 1.0:
-                continue
-            s0 = samples[0]
-            for order in orders:
-                pos = {a: i for i, a in enumerate(order)}
-                D = 0.0
-                M = 0.0
-                for j, box in enumerate(s0.inputs):
-                    if box is None:
-                        continue
-                    b = cost.in_bytes(j, box)
-                    if b <= 0:
-                        continue
-                    mc = cost.map_cycles(j, box) if cost.map_cycles is not None else 0.0
-                    r = rel[j] if j < len(rel) else set()
-                    if -1 in r and nk > 1:
-                        loads = T  # the reduction loop is innermost
-                    else:
-                        last = max((pos[a] for a in r if a >= 0), default=-1)
-                        loads = math.prod(counts[order[i]] for i in range(last + 1))
-                    D += loads * (cost.transfer + b / cost.bw)
-                    M += loads * mc
-                ntiles = T // nk
-                for j, box in enumerate(s0.outputs):
-                    D += ntiles * (cost.transfer + cost.out_bytes(j, box) / cost.bw)
-                D /= cost.dma_queues
-                if M > 0:
-                    top = max(D, M, C)
-                    t = top + (D + M + C - top) / T
+    def _evaluate(self, rule: Rule, need, cost: Cost, cand) -> tuple[dict[str, int], float, int]:
+        """(footprint of the sample steps, best time, index of its loop order)."""
+        C, seq, sizes, kc, nk, T = cand
+        samples = _samples(rule, sizes, kc if rule.k_extent else 0)
+        foot = need(samples)
+        counts = self.counts[seq]
+        rel = self.rel
+        s0 = samples[0]
+        best_t, best_o = None, -1
+        for oi, order in enumerate(self.orders):
+            pos = {a: i for i, a in enumerate(order)}
+            D = 0.0
+            M = 0.0
+            for j, box in enumerate(s0.inputs):
+                if box is None:
+                    continue
+                b = cost.in_bytes(j, box)
+                if b <= 0:
+                    continue
+                mc = cost.map_cycles(j, box) if cost.map_cycles is not None else 0.0
+                r = rel[j] if j < len(rel) else set()
+                if -1 in r and nk > 1:
+                    loads = T  # the reduction loop is innermost
                 else:
-                    t = max(D, C) + min(D, C) / T
-                if best is None or t < best[0]:
-                    best = (t, dict(sizes), kc, list(order))
-    if best is None:
-        return None
-    _, sizes, kc, order = best
-    rule.axes = order
-    steps = enumerate_steps(rule, sizes, kc if rule.k_extent else 0)
-    if over(steps) > 1.0:
-        return None
-    return steps
+                    last = max((pos[a] for a in r if a >= 0), default=-1)
+                    loads = math.prod(counts[order[i]] for i in range(last + 1))
+                D += loads * (cost.transfer + b / cost.bw)
+                M += loads * mc
+            ntiles = T // nk
+            for j, box in enumerate(s0.outputs):
+                D += ntiles * (cost.transfer + cost.out_bytes(j, box) / cost.bw)
+            D /= cost.dma_queues
+            if M > 0:
+                top = max(D, M, C)
+                t = top + (D + M + C - top) / T
+            else:
+                t = max(D, C) + min(D, C) / T
+            if best_t is None or t < best_t:
+                best_t, best_o = t, oi
+        return foot, best_t, best_o
+
+    def choose(self, rule: Rule, need, capacity: dict[str, int], cost: Cost) -> list[Step] | None:
+        """`plan_cost`'s tiling for `capacity` (sets `rule.axes` to its loop order)."""
+        if self.cands is None:
+            return None
+
+        def over(n: dict[str, int]) -> float:
+            return max((n.get(s, 0) / capacity[s]) for s in capacity)
+
+        ckey = tuple(sorted(capacity.items()))
+        if ckey in self.by_capacity:
+            best = self.by_capacity[ckey]
+        else:
+            best = None  # (time, enumeration index, loop order index)
+            for cand in self.cands:
+                if best is not None and cand[0] > best[0]:
+                    break
+                ev = self.evals.get(cand[1])
+                if ev is None:
+                    ev = self.evals[cand[1]] = self._evaluate(rule, need, cost, cand)
+                if over(ev[0]) > 1.0:
+                    continue
+                key = (ev[1], cand[1], ev[2])
+                if best is None or key < best:
+                    best = key
+            self.by_capacity[ckey] = best
+        if best is None:
+            return None
+        _, seq, oi = best
+        rule.axes = list(self.orders[oi])
+        got = self.chosen.get((seq, oi))
+        if got is None:
+            cand = next(c for c in self.cands if c[1] == seq)
+            steps = enumerate_steps(rule, cand[2], cand[3] if rule.k_extent else 0)
+            got = self.chosen[(seq, oi)] = (steps, need(steps))
+        if over(got[1]) > 1.0:
+            return None
+        return got[0]

@@ -16,15 +16,16 @@ cost and the time spent. Steps (docs/topological-order.md, "The search"):
    `exhaustive_compile`, else the ONNX order and the `shortlist` best by estimate,
    then HEFT's, the beam's and the random whole orders' parts, then the rest, while
    the subgraph's share of `budget` seconds lasts;
-4. the whole-graph order is the concatenation of the subgraphs' best orders; when
-   `verify`, the ONNX and HEFT orders are compiled as whole models first (step 3
-   then gets at most `budget` seconds and a quarter of the time left), then the
-   searched order, and while the time limit lasts, batches of up to `verify_random`
-   random whole orders (best composed per-subgraph cost first), then (or, with
-   random_first=false, in turn with them) batches of a local search around the best
-   whole order so far (`_neighbours`); the fewest
-   simulated cycles win (ties keep the ONNX order): never slower than the ONNX and
-   HEFT orders, nor than any whole order compiled.
+4. the whole-graph order is the concatenation of the subgraphs' best orders. When
+   `verify`, whole models are compiled and simulated (docs/topological-order.md, "The
+   whole-model check"): the ONNX and HEFT orders first, then, in the same stream,
+   the random whole orders while all of them still fit in the time limit (before
+   step 3, which then gets a part of the time left), then the searched order and
+   the random whole orders not compiled yet (best composed per-subgraph cost
+   first), then batches of a local search around the best whole order so far
+   (`_neighbours`); the fewest simulated cycles win (ties keep the ONNX order):
+   never slower than the ONNX and HEFT orders, nor than any whole order compiled,
+   hence than the best of the random whole orders when they all fitted.
 """
 
 from __future__ import annotations
@@ -184,26 +185,60 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     def est_after(order) -> int:
         return timeline.copy().run(order).cycles()
 
-    # the whole-model check's fixed baselines first: their compile time sets how much
-    # of the time limit the per-subgraph search may use (the check still needs one
-    # more batch: the searched order and the best random one)
+    # the whole-model check's fixed baselines first (the ONNX and HEFT orders), then
+    # the random whole orders while all of them can still be compiled in the time
+    # limit: the result is then never slower than the best of them, whatever the
+    # per-subgraph phase takes. When they cannot all fit (a whole order is slow next
+    # to the limit) the stream stops and the per-subgraph phase comes first: its
+    # compiled subgraph costs rank the rest for the whole-model check.
     sub_deadline = t_start + opts.budget
-    whole_time = 0.0
+    whole_time = 0.0  # one whole order's compile time per worker
+    pre: dict[tuple[int, ...], int] = {}  # whole orders measured before the per-subgraph phase
     if opts.verify and len({onnx, heft, *whole_random}) > 1:
         t0 = time.monotonic()
-        cache.measure_all([ordered_clone(module, func_name, o) for o in dict.fromkeys((onnx, heft))])
-        whole_time = time.monotonic() - t0
-        sub_deadline = t0 + whole_time + opts.budget
+        jobs = max(1, opts.jobs)
+        fixed = list(dict.fromkeys((onnx, heft)))
+        randoms = [o for o in dict.fromkeys(whole_random) if o not in fixed][: max(opts.verify_random, 0)]
+        stream = fixed + (sorted(randoms, key=est) if opts.time_limit > 0 and opts.random_first else [])
+        end = t_start + 0.97 * opts.time_limit
+        # reserve: the check's first batch (the searched order) and, with schedule,
+        # the unscheduled compiles of the final pipeline check (a fresh pool and
+        # plan memo: taken as long as a scheduled compile)
+        factor = 2.4 if opts.schedule else 1.2
+
+        def keep_going(seconds: list[float], left: int) -> bool:
+            if len(seconds) < len(fixed):
+                return True
+            per = max(seconds[-jobs:])
+            if len(seconds) < len(fixed) + jobs:
+                # (the first compiles are slower, the memo is cold: their time is
+                # the estimate only for whether one more round fits)
+                return time.monotonic() + per <= end - factor * per
+            return time.monotonic() + per * -(-left // jobs) <= end - factor * per
+
+        ms = cache.measure_until([ordered_clone(module, func_name, o) for o in stream],
+                                 end if opts.time_limit > 0 else float("inf"), keep_going)
+        pre.update((o, m.simulate) for o, m in zip(stream, ms) if m is not None)
+        missing = [o for o in fixed if o not in pre]
+        if missing:  # the ONNX and HEFT orders are always measured
+            pre.update(zip(missing, (m.simulate for m in cache.measure_all(
+                [ordered_clone(module, func_name, o) for o in missing]))))
+        secs = cache.seconds[-jobs:] or [time.monotonic() - t0]
+        whole_time = max(secs)
+        all_random = all(o in pre for o in randoms)
+        sub_deadline = time.monotonic() + opts.budget
         if opts.time_limit > 0:
-            # at most a quarter of the time left goes to the per-subgraph phase: the
-            # whole-model check (random and local-search whole orders) measures the
-            # real cost, which the composed subgraph costs only approximate
-            left = t_start + opts.time_limit - (t0 + whole_time)
-            # reserve: the check's first batch (the searched order) and, with
-            # schedule, the unscheduled compiles of the final pipeline check
-            reserve = (1.8 if opts.schedule else 1.2) * whole_time
-            sub_deadline = min(sub_deadline, t0 + whole_time + max(0.0, left) / 4,
-                               t_start + opts.time_limit - reserve)
+            # at most a part of the time left goes to the per-subgraph phase (a
+            # quarter; a third when the random whole orders are done and there are
+            # several subgraphs -- one subgraph is the whole model, whose random
+            # candidates the local search around the best order beats): the
+            # whole-model check measures the real cost, which the composed subgraph
+            # costs only approximate
+            now = time.monotonic()
+            left = t_start + opts.time_limit - now
+            part = 3 if all_random and len(parts) > 1 else 4
+            sub_deadline = min(sub_deadline, now + max(0.0, left) / part,
+                               t_start + opts.time_limit - factor * whole_time)
     chosen: list[int] = []
     keyset = set(keys)
     part_costs: list[dict[tuple[int, ...], int]] = []
@@ -277,9 +312,13 @@ def search_order(module: ModuleOp, func_name: str, opts: SearchOptions, target: 
     result.chosen = "search"
     if opts.verify and len({onnx, searched, heft, *whole_random}) > 1:
         final = _whole_check(module, func_name, opts, cache, result, parts, part_costs,
-                             [onnx, searched, heft], whole_random, est, t_start, whole_time)
+                             [onnx, searched, heft], whole_random, est, t_start, whole_time, pre)
         if opts.schedule and final != onnx:
-            final = _pipeline_check(module, func_name, opts, result, onnx, final)
+            if opts.time_limit > 0 and time.monotonic() + 1.2 * whole_time > t_start + opts.time_limit:
+                # no time left for the pipeline check: the ONNX order, never slower
+                final, result.chosen = onnx, "onnx"
+            else:
+                final = _pipeline_check(module, func_name, opts, result, onnx, final)
     elif searched == onnx:
         result.chosen = "onnx"
     bar.close()
@@ -367,16 +406,20 @@ def _neighbours(incumbent: tuple[int, ...], parts, part_costs, dag: OpDag, rng: 
 
 def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, result: SearchResult,
                  parts, part_costs, fixed, whole_random, est, t_start: float,
-                 fixed_time: float = 0.0) -> tuple[int, ...]:
+                 fixed_time: float = 0.0, pre: dict | None = None) -> tuple[int, ...]:
     """Compile and simulate whole-model candidates; the fewest cycles win, ties keep
-    the ONNX order. The ONNX, searched and HEFT orders always; then, `jobs` at a time
-    while the `time_limit` lasts (0: no limit; a batch is taken to last 1.2x the
-    slowest one), batches of the random whole orders (best composed cost first, at
-    most `verify_random`) alternating with batches of a local search around the best
-    order measured so far (`_neighbours`: subgraph alternatives in the whole-model
-    context, random op moves; at most `local_search` orders). Every order compiled is
-    a candidate: the result is never slower than any of them. `fixed_time`: seconds
-    the ONNX and HEFT orders took (the first estimate of a batch)."""
+    the ONNX order. `pre`: whole orders measured before the per-subgraph search (the
+    ONNX and HEFT orders, and the random whole orders that fitted). Then the searched
+    order and the random whole orders not measured yet (best composed cost first, at
+    most `verify_random` in all) stream through one pool until the `time_limit` (0:
+    no limit); then, `jobs` at a time while the limit lasts (a batch is taken to last
+    1.2x the slowest one), batches of a local search around the best order measured
+    so far (`_neighbours`: subgraph alternatives in the whole-model context, random
+    op moves; at most `local_search` orders). With `random_first=false` the searched
+    order is one batch and random and local-search batches take turns. Every order
+    compiled is a candidate: the result is never slower than any of them.
+    `fixed_time`: one whole order's compile time per worker (the first estimate of a
+    batch)."""
     onnx, searched, heft = fixed
     names = {"onnx": onnx, "search": searched, "heft": heft}
     uniq: dict[tuple[int, ...], str] = {}
@@ -395,7 +438,10 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
         # one subgraph: the search compiled whole orders already (a subgraph compiled
         # alone is the whole model; the same cycles, tested)
         cyc.update(part_costs[0])
-    for o in uniq:  # the ONNX and HEFT orders, compiled before the search
+    # the ONNX and HEFT orders (and, when they fitted, the random whole orders)
+    # compiled before the per-subgraph phase
+    cyc.update(pre or {})
+    for o in uniq:
         if o not in cyc:
             known = cache.entries.get(cache.key(ordered_clone(module, func_name, o)))
             if known is not None:
@@ -408,16 +454,34 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
         return time.monotonic() - t0
 
     todo = [o for o in randoms if o not in cyc]
-    first = [o for o in uniq if o not in cyc]
-    first += todo[: (-len(first)) % jobs]
-    k = len(first) - sum(1 for o in uniq if o not in cyc)
-    # a batch lasts at least what the ONNX and HEFT orders' batch took (`fixed_time`)
-    per_batch = fixed_time
-    if first:
-        per_batch = max(per_batch, run(first) / max(1, -(-len(first) // jobs)))
     # 3 % of the limit stay for what follows the search (the pass applies the order,
     # writes its report)
     limit = 0.97 * opts.time_limit if opts.time_limit > 0 else float("inf")
+    # a batch lasts at least what the ONNX and HEFT orders' batch took (`fixed_time`)
+    per_batch = fixed_time
+    if opts.random_first:
+        # the searched order, then the random whole orders, streamed through one
+        # pool of `jobs` workers until the time limit (less, with schedule, the
+        # final pipeline check's batch); what does not fit is dropped
+        first = [o for o in uniq if o not in cyc]
+        stream = first + todo
+        deadline = t_start + limit - (1.2 * fixed_time if opts.schedule else 0.0)
+        ms = cache.measure_until([ordered_clone(module, func_name, o) for o in stream], deadline)
+        for o, m in zip(stream, ms):
+            if m is not None:
+                cyc[o] = m.simulate
+        # (a searched order that did not fit is not a candidate: the time limit holds)
+        k = len(todo)
+        if cache.seconds:
+            # a batch of `jobs` orders, one per worker, as long as the slowest of
+            # the last orders compiled
+            per_batch = max(per_batch, max(cache.seconds[-max(3, jobs):]))
+    else:
+        first = [o for o in uniq if o not in cyc]
+        first += todo[: (-len(first)) % jobs]
+        k = len(first) - sum(1 for o in uniq if o not in cyc)
+        if first:
+            per_batch = max(per_batch, run(first) / max(1, -(-len(first) // jobs)))
     rng = random.Random(opts.seed + 1)
     seen = set(cyc) | set(randoms)
     local_left = max(0, opts.local_search)
@@ -426,8 +490,9 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
     turn = 0
     recent: list[float] = []
     # a batch is taken to last 1.2x the slowest so far; with schedule, the final
-    # pipeline check's unscheduled batch follows (taken as 0.6x a scheduled one)
-    factor = 1.8 if opts.schedule else 1.2
+    # pipeline check's unscheduled batch follows (a fresh pool and plan memo: taken
+    # as 1.2x a scheduled batch)
+    factor = 2.4 if opts.schedule else 1.2
     while time.monotonic() + factor * per_batch <= t_start + limit:
         best = min(cyc, key=lambda o: (cyc[o], o != onnx, o != searched))
         chunk: list[tuple[int, ...]] = []
@@ -452,7 +517,8 @@ def _whole_check(module, func_name, opts: SearchOptions, cache: CompileCache, re
         # until three batches have run)
         per_batch = max(recent) if len(recent) == 3 else max(per_batch, *recent)
     for nm, o in names.items():
-        result.whole[nm] = cyc[o]
+        if o in cyc:
+            result.whole[nm] = cyc[o]
     for j, o in enumerate(r for r in randoms if r in cyc):
         uniq.setdefault(o, "random" if j == 0 else f"random{j}")
         result.whole[uniq[o]] = cyc[o]

@@ -115,3 +115,67 @@ def test_reduced_dependencies_of_lowered_programs(name):
     target = load_target(None)
     cost = [estimate_cycles(target, ins) for ins, _, _ in entries]
     _check_equivalent([(r, w) for _, r, w in entries], units, cost, random.Random(0))
+
+
+def _flat_full_dependencies(prog):
+    """The full dependency set by its definition, over one flat list of records per
+    cache space (every record compared with every access): the tracker groups the
+    records by buffer and skips groups whose byte span an access misses."""
+    from nnx.lowering.deps import _box_covers, _boxes_overlap
+
+    recs = {"N": [], "W": [], "O": []}  # [lo, hi, writer, readers, box]
+    s_recs: dict = {}
+    out = []
+    for i, (reads, writes) in enumerate(prog):
+        deps = set()
+        for a in reads:
+            if a[0] == "S":
+                rec = s_recs.setdefault(a[1], [None, []])
+                if rec[0] is not None:
+                    deps.add(rec[0])
+                rec[1].append(i)
+                continue
+            bx = a[3] if len(a) > 3 else None
+            for rec in recs[a[0]]:
+                if rec[0] < a[2] and a[1] < rec[1] and _boxes_overlap(rec[4], bx):
+                    if rec[2] is not None:
+                        deps.add(rec[2])
+                    rec[3].append(i)
+        for a in writes:
+            if a[0] == "S":
+                rec = s_recs.get(a[1])
+                if rec is not None:
+                    deps.update(([rec[0]] if rec[0] is not None else []) + rec[1])
+                s_recs[a[1]] = [i, []]
+                continue
+            lo, hi = a[1], a[2]
+            bx = a[3] if len(a) > 3 else None
+            kept = []
+            for rec in recs[a[0]]:
+                if not (rec[0] < hi and lo < rec[1] and _boxes_overlap(rec[4], bx)):
+                    kept.append(rec)
+                    continue
+                deps.update(([rec[2]] if rec[2] is not None else []) + rec[3])
+                if bx is not None:  # a box kills only the records of its buffer it covers
+                    if not _box_covers(bx, rec[4]):
+                        kept.append(rec)
+                    continue
+                if rec[0] < lo:
+                    kept.append([rec[0], lo, rec[2], list(rec[3]), rec[4]])
+                if hi < rec[1]:
+                    kept.append([hi, rec[1], rec[2], list(rec[3]), rec[4]])
+            recs[a[0]] = kept + [[lo, hi, i, [], bx]]
+        deps.discard(i)
+        out.append(sorted(deps))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_grouped_records_give_the_definition(seed):
+    """The tracker's full set (reduce=False) equals the definition over a flat record
+    list, on random programs whose buffers share and overlap addresses."""
+    rng = random.Random(100 + seed)
+    prog, units = _random_program(rng, 150)
+    want = _flat_full_dependencies(prog)
+    assert dependencies(prog, units, reduce=False) == want
+    assert sum(map(len, want)) > len(prog)  # dependencies to compare

@@ -202,9 +202,9 @@ def _finest(op, rule) -> bool:
 SPLIT_KINDS = ("graph.conv", "graph.gemm", "graph.matmul")
 
 
-def _products_only(op):
+def _products_only(op, spatial=False):
     """op-split's rule for Conv/Gemm/MatMul, None for every other op."""
-    return split_rule(op) if op.name in SPLIT_KINDS else None
+    return split_rule(op, spatial) if op.name in SPLIT_KINDS else None
 
 
 def _check_split(m, feeds, threshold, monkeypatch=None):

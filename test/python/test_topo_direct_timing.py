@@ -179,3 +179,32 @@ def test_timeline_forked_after_a_prefix_equals_the_whole_estimate():
         assert base.copy().run(o[cut:]).cycles() == want
         seen.add(want)
     assert len(seen) > 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_measure_until_streams_the_same_measurements_and_stops(jobs):
+    """`CompileCache.measure_until` (the whole-model check's stream of orders through
+    one pool): the same measurements as `measure_all`, cached ones at once; nothing
+    new after the deadline; `keep_going` saying no stops the stream early."""
+    import time
+
+    from nnx.importer import import_model
+    from nnx.topo_order.compile_cache import CompileCache
+    from nnx.topo_order.extract import ordered_clone
+
+    m = import_model(_branchy_wide_model())
+    orders = _orders(m, 5, seed=11)
+    want = CompileCache("", False, 1, True).measure_all([ordered_clone(m, "main", o) for o in orders])
+    c = CompileCache("", False, jobs, True)
+    got = c.measure_until([ordered_clone(m, "main", o) for o in orders], float("inf"))
+    assert got == want and len(c.seconds) == c.compiled == len(set(orders))
+    # cached: returned even after the deadline; not cached: None
+    fresh = _orders(m, 3, seed=12)[-1]
+    late = c.measure_until([ordered_clone(m, "main", orders[0]), ordered_clone(m, "main", fresh)],
+                           time.monotonic() - 1)
+    assert late == [want[0], None]
+    # a stream told to stop after its first module compiles no more than one per worker
+    more = [o for o in _orders(m, 8, seed=13) if o not in orders and o != fresh]
+    c2 = CompileCache("", False, jobs, True)
+    got2 = c2.measure_until([ordered_clone(m, "main", o) for o in more], float("inf"), lambda s, left: False)
+    assert 1 <= sum(g is not None for g in got2) <= jobs < len(more)
