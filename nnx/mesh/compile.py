@@ -149,12 +149,11 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
         raise PassError(f"lower-to-mesh: unknown placement '{placement}' (one of {', '.join(PLACEMENTS)})")
     tgt = load_target(target)
     main = main_function(module)
+    _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
     errors: list[tuple[float, MeshFitError]] = []
     for fill in MEMORY_FILLS:
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
             continue  # a stage of an emptier plan overflowed already
-        if any(f > fill and e.reason == "cores" for f, e in errors):
-            continue  # a fuller plan needed too many cores already: an emptier one needs more
         try:
             return _compile_with_fill(main, tgt, target, placement, fill, check)
         except MeshFitError as e:
@@ -162,6 +161,23 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     # the closest miss that is a real excess (a planned part above the fill but
     # within the core is not): the fewest cores needed, else the fewest bytes
     raise min((e for _, e in errors), key=lambda e: (e.needed <= e.available, e.reason != "cores", e.needed))
+
+
+def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
+    """A MeshFitError "cores" when the weights alone (each constant once) exceed the
+    mesh's memory: no plan can fit then. It names the op with the most weights."""
+    from nnx.dialects.graph import ConstantOp
+    from nnx.graph_queries import constant_op
+    from nnx.mesh.partition import const_bytes
+
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    consts = {id(c): nbytes(c.results[0]) for op in ops for v in op.operands if (c := constant_op(v)) is not None}
+    total = sum(consts.values())
+    if ops and total > ncores * core_memory:
+        big = max(ops, key=const_bytes)
+        raise MeshFitError("cores", op_label(big), -(-total // core_memory), ncores, big,
+                           op_cores=-(-const_bytes(big) // core_memory), op_bytes=const_bytes(big),
+                           core_memory=core_memory)
 
 
 def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float,
@@ -195,7 +211,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
             got = planned = 0
             for n, s in enumerate(order, 1):
                 planned += plan.stages[s].bytes
-                storage[s] = storage_estimate(build_stage_module(plan, main, ios[s], s, returned)[0], target)
+                storage[s] = storage_estimate(build_stage_module(plan, main, ios[s], s, returned)[0], target, tgt)
                 got += storage[s]
                 if storage[s] > core_memory:
                     break
@@ -230,7 +246,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         order = sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes)
         for s in order[:PLAN_CHECK_STAGES] if check == "plan" else order:
             prog = None if check in ("plan", "storage") else _lower_stage(modules[s][0], tgt, target)
-            storage = storage_estimate(modules[s][0], target) if prog is None else prog.program.storage_bytes
+            storage = storage_estimate(modules[s][0], target, tgt) if prog is None else prog.program.storage_bytes
             if storage > core_memory:
                 big = _largest_op(plan, plan.stages[s], returned)
                 overflow = MeshFitError("memory", op_label(big), storage, core_memory, big, lowered=True)
@@ -261,18 +277,67 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges, fill)
 
 
-def storage_estimate(mod: ModuleOp, target: str) -> int:
+def storage_estimate(mod: ModuleOp, target: str, tgt) -> int:
     """The storage bytes of a stage's module (changed in place) after `chip-lower`
-    without list scheduling and `chip-allocate`: a third of the work of
+    without list scheduling and `chip-allocate`: a fifth of the work of
     `_lower_stage` (which also lowers it scheduled, keeps the faster program and
-    synchronises it). What the measured stage merge plans with; the stage's final
-    lowering checks its real storage (`_compile_with_fill`)."""
+    synchronises it). What the fit checks and the measured stage merge plan with;
+    a stage's final lowering checks its real storage (`_compile_with_fill`).
+    Remembered by the module's structure (`stage_key`): the fit checks of
+    overlapping subgraphs meet the same stages again (`tgt`, the loaded target, is
+    part of the key; a module with sparse ops, whose storage depends on its weights'
+    values, is not remembered)."""
     from nnx.api import run_pipeline
     from nnx.passes.chip_allocate import chip_programs
 
-    run_pipeline(mod, f'builtin.module(chip-lower{{target="{target}" schedule=false}},chip-allocate)',
-                 verify_each=False)
-    return chip_programs("lower-to-mesh", mod)[0].storage_bytes.value.data
+    key = (tgt, stage_key(mod))
+    if key not in _STORAGE:
+        if len(_STORAGE) > STORAGE_MEMO_SIZE:
+            _STORAGE.clear()
+        run_pipeline(mod, f'builtin.module(chip-lower{{target="{target}" schedule=false}},chip-allocate)',
+                     verify_each=False)
+        _STORAGE[key] = chip_programs("lower-to-mesh", mod)[0].storage_bytes.value.data
+    value = _STORAGE[key]
+    if key[1] is None:
+        del _STORAGE[key]
+    return value
+
+
+#: storage_estimate's memo: (Target, stage_key) -> bytes
+_STORAGE: dict[tuple, int] = {}
+STORAGE_MEMO_SIZE = 50_000
+
+
+def stage_key(mod: ModuleOp) -> tuple | None:
+    """A structural key of a module for the storage memo: every op's name,
+    attributes, properties, operand numbers and result types, in walk order. A
+    constant counts by its type, not its values (a dense constant's storage does not
+    depend on them), and a function by its type, not its symbol or argument names
+    (the names of a stage's pieces depend on where its subgraph starts). None for a
+    module with sparse ops."""
+    from nnx.dialects.graph import ConstantOp
+
+    number: dict = {}
+    key: list = []
+    for op in mod.walk():
+        if op.dialect_name() == "sparse":
+            return None
+        if isinstance(op, ConstantOp):
+            props: tuple = (str(op.value.get_type()),)
+        elif isinstance(op, func.FuncOp):
+            props = (str(op.function_type),)
+        else:
+            props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+        attrs = tuple(sorted((k, str(v)) for k, v in op.attributes.items()))
+        key.append((op.name, attrs, props, tuple(number.get(v, -1) for v in op.operands),
+                    tuple(str(r.type) for r in op.results)))
+        for r in op.results:
+            number[r] = len(number)
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.args:
+                    number[a] = len(number)
+    return tuple(key)
 
 
 def _lower_stage(mod: ModuleOp, tgt, target: str):

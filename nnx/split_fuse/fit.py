@@ -46,7 +46,7 @@ class FitChecker:
     ops: list[Operation] = field(init=False)
     found: dict[str, dict[Range, object]] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
-    compile_seconds: float = 0.0
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from nnx.mesh.compile import CHECKS
@@ -72,7 +72,7 @@ class FitChecker:
                                            check=level)
             except MeshFitError as e:
                 memo[r] = e
-            self.compile_seconds += time.perf_counter() - t0
+            self.seconds[level] = self.seconds.get(level, 0.0) + time.perf_counter() - t0
         return memo[r]
 
     def check(self, r: Range):

@@ -76,3 +76,27 @@ def test_every_level_gives_programs_that_compile(tmp_path, level):
     assert counts["optimal"] < len(ones)
     if level != "compile":
         assert check.calls["compile"] <= check.calls[level]  # full compiles only for chosen ranges
+
+
+def _conv_module(name="main", arg="x", value="0.5", pads="1, 1, 1, 1", channels=8):
+    from nnx.api import parse_module
+
+    return parse_module(f"""
+func.func @{name}(%{arg}: tensor<1x8x16x16xf32> {{nnx.name = "{arg}"}}) -> tensor<1x{channels}x16x16xf32> {{
+  %w = graph.constant dense<{value}> : tensor<{channels}x8x3x3xf32>
+  %y = graph.conv(%{arg}, %w) {{pads = array<i64: {pads}>}} : (tensor<1x8x16x16xf32>, tensor<{channels}x8x3x3xf32>) -> tensor<1x{channels}x16x16xf32>
+  func.return %y : tensor<1x{channels}x16x16xf32>
+}}""")
+
+
+def test_stage_key_ignores_names_and_weight_values_only():
+    """The storage memo's key (nnx/mesh/compile.py `stage_key`): a stage that differs
+    only in its function and argument names or its constants' values (neither
+    changes its storage) shares the key; one with other pads or shapes does not."""
+    from nnx.mesh.compile import stage_key
+
+    base = stage_key(_conv_module())
+    assert stage_key(_conv_module(name="stage3", arg="t12_0")) == base
+    assert stage_key(_conv_module(value="0.25")) == base
+    assert stage_key(_conv_module(pads="0, 1, 0, 1")) != base
+    assert stage_key(_conv_module(channels=16)) != base
