@@ -12,10 +12,11 @@ and views (`ViewLike` ops: same bytes, new shape) take no time and no memory.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nnx.dialects.traits import MatrixCompute, ViewLike
 from nnx.memory_timeline import TimelineOp, TimelineValue
@@ -26,7 +27,13 @@ from nnx.types import numpy_dtype_of
 
 def value_bytes(v: SSAValue) -> int:
     """Bytes of a static tensor value (0 for anything else)."""
-    t = v.type
+    return type_bytes(v.type)
+
+
+@functools.lru_cache(maxsize=4096)
+def type_bytes(t: Attribute) -> int:
+    """Bytes of a static tensor type (0 for anything else); remembered per type (the
+    mesh partitioner asks for the same few types many thousand times)."""
     try:
         shape = t.get_shape()  # type: ignore[attr-defined]
         item = numpy_dtype_of(t.element_type).itemsize  # type: ignore[attr-defined]

@@ -14,7 +14,9 @@ Options:
   pairwise, `objective=programs|time` (programs) for optimal;
 * `min-compute`, `max-compute`, `min-weights`, `max-weights`, `min-cores`,
   `max-cores`: the windows; a max of -1 (the default) is no limit;
-* `target` (mesh), `rule` (halve), `placement` (bisect): as for `subgraph-split`.
+* `target` (mesh), `rule` (halve), `placement` (bisect), `fit-check` (plan): as for
+  `subgraph-split` (what "compiles" means while searching; every subgraph kept
+  passes at least the "storage" check).
 
     nnx-opt m.mlir -p 'subgraph-split,subgraph-fuse{target="mesh4x4.toml" strategy=optimal}'
 """
@@ -53,6 +55,7 @@ class SubgraphFusePass(ModulePass):
     max_cores: int = -1
     rule: str = "halve"
     placement: str = "bisect"
+    fit_check: str = "plan"
 
     def window(self):
         from nnx.split_fuse.fuse import FusionWindow
@@ -64,12 +67,14 @@ class SubgraphFusePass(ModulePass):
 
     def validate(self) -> None:
         """Bad options are one-line `PassError`s."""
+        from nnx.split_fuse.fit import check_fit_level
         from nnx.split_fuse.fuse import OBJECTIVES, STRATEGIES
 
         if self.strategy not in STRATEGIES:
             raise PassError(f"subgraph-fuse: unknown strategy '{self.strategy}' (one of {', '.join(STRATEGIES)})")
         if self.objective not in OBJECTIVES:
             raise PassError(f"subgraph-fuse: unknown objective '{self.objective}' (one of {', '.join(OBJECTIVES)})")
+        check_fit_level(self.name, self.fit_check)
         if self.group < 2:
             raise PassError(f"subgraph-fuse: group must be at least 2, got {self.group}")
         self.window()
@@ -88,9 +93,14 @@ class SubgraphFusePass(ModulePass):
 def fuse_function_chain(f, chain, opts: SubgraphFusePass, checker=None):
     """Split `chain` (ranges of `f`'s scheduled ops) until every range compiles, then
     fuse it as `opts` says; returns the new chain."""
-    from nnx.split_fuse.fit import FitChecker, split_until_fit
+    from nnx.split_fuse.fit import FitChecker, settle, split_until_fit, verify_level
     from nnx.split_fuse.fuse import Fuser, fuse_chain
 
-    check = checker or FitChecker(f, opts.target, opts.placement)
-    chain = split_until_fit(check, chain, opts.rule, opts.name)
-    return fuse_chain(Fuser(check, opts.window()), chain, opts.strategy, opts.objective, opts.group)
+    check = checker or FitChecker(f, opts.target, opts.placement, opts.fit_check)
+    window = opts.window()
+
+    def choose():
+        parts = split_until_fit(check, chain, opts.rule, opts.name)
+        return fuse_chain(Fuser(check, window), parts, opts.strategy, opts.objective, opts.group)
+
+    return settle(check, choose, verify_level(check.level))

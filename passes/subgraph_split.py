@@ -22,6 +22,12 @@ Options:
   topological order, or the key node nearest it (halving when there is none); both
   always make progress.
 * `placement` (bisect) the mesh placement used when compiling.
+* `fit-check=plan|storage|compile` (plan): what "compiles" means while searching
+  (docs/subgraph-split-fuse.md, "Fit checks"): the partition fits the cores by its
+  planned bytes; and every core's storage, lowered without list scheduling, fits;
+  or the full spatial compilation (the original, slowest). Every subgraph kept
+  passes at least the "storage" check (one that fails it is split further);
+  nnx-compile compiles the subgraphs in full and splits any that then fails.
 
     nnx-opt m.mlir -p 'subgraph-split{target="mesh4x4.toml" rule=key-nodes}'
 """
@@ -37,17 +43,18 @@ from xdsl.passes import ModulePass
 from nnx.split_fuse.chain import inline, main_function, outline, ranges_from_cuts, scheduled_ops, target_nodes
 
 
-def split_chain(f, target: str = "", rule: str = "halve", placement: str = "bisect", checker=None):
+def split_chain(f, target: str = "", rule: str = "halve", placement: str = "bisect", checker=None,
+                fit_check: str = "plan"):
     """The chain of ranges of `f`'s scheduled ops: cut at the target nodes, then (with
     a target) split until every range compiles. Returns (chain, FitChecker or None)."""
-    from nnx.split_fuse.fit import FitChecker, split_until_fit
+    from nnx.split_fuse.fit import FitChecker, settle, split_until_fit, verify_level
 
     ops = scheduled_ops(f.body.block)
     chain = ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op))
     if not target:
         return chain, None
-    check = checker or FitChecker(f, target, placement)
-    return split_until_fit(check, chain, rule, "subgraph-split"), check
+    check = checker or FitChecker(f, target, placement, fit_check)
+    return settle(check, lambda: split_until_fit(check, chain, rule, "subgraph-split"), verify_level(check.level)), check
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class SubgraphSplitPass(ModulePass):
     target: str = ""
     rule: str = "halve"
     placement: str = "bisect"
+    fit_check: str = "plan"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.split_fuse.fit import SPLIT_RULES
@@ -67,11 +75,14 @@ class SubgraphSplitPass(ModulePass):
             from nnx.diagnostics import PassError
 
             raise PassError(f"subgraph-split: unknown rule '{self.rule}' (one of {', '.join(SPLIT_RULES)})")
+        from nnx.split_fuse.fit import check_fit_level
+
+        check_fit_level(self.name, self.fit_check)
         if self.target:
             from nnx.target import load_pass_target
 
             load_pass_target(self.name, self.target)
         f = main_function(op, self.name)
         inline(f)  # an existing chain is cut afresh
-        chain, _ = split_chain(f, self.target, self.rule, self.placement)
+        chain, _ = split_chain(f, self.target, self.rule, self.placement, fit_check=self.fit_check)
         outline(f, chain)

@@ -26,6 +26,18 @@ from nnx.sim.asm_mesh import MeshProgram
 #: program overflows its core (on DenseNet-121 a merged program took up to 1.08x its estimate)
 MEASURED_SAVINGS = (1.0, 0.95, 0.9)
 
+#: stages lowered (largest planned first) before the others' storage is estimated
+#: from their measured-to-planned ratio, and the lowering stopped when no merge of
+#: the estimates fits (`_compile_with_fill`)
+STORAGE_SAMPLE = 8
+
+#: how far `compile_for_mesh` goes: the fit checks, then the full compilation
+CHECKS = ("plan", "storage", "compile")
+
+#: the stages (most planned bytes first) whose storage the "plan" check lowers: the
+#: planned bytes can miss a core's lowered storage by a quarter (ResNet-18's convs)
+PLAN_CHECK_STAGES = 2
+
 #: how much more compute a stage of whole ops may take, tried in turn until the
 #: stages fit the cores
 PACKING = (1.0, 2.0, 4.0, 8.0, 32.0, 1e9)
@@ -44,6 +56,21 @@ class MeshCompilation:
     stage_edges: dict[tuple[int, int], int] = field(default_factory=dict)
     #: the fraction of a core's memory the plan was made for (MEMORY_FILLS)
     fill: float = MEMORY_FILL
+
+
+@dataclass
+class MeshFit:
+    """What `compile_for_mesh(..., check="storage"|"plan")` found: a plan whose
+    stages fit their cores (by their estimated storage, or by their planned bytes),
+    and the fill it was made for."""
+
+    plan: Plan
+    fill: float
+
+    @property
+    def cores(self) -> int:
+        """Cores the program would use (one per stage)."""
+        return len(self.plan.stages)
 
 
 def main_function(module: ModuleOp) -> func.FuncOp:
@@ -105,22 +132,30 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
                        op_bytes=op_bytes, core_memory=core_memory)
 
 
-def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect") -> MeshCompilation:
+def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
+                     check: str = "compile") -> MeshCompilation | MeshFit:
     """Compile the graph module for the mesh target `target` (a TOML path or a
     built-in target name). Plans with each of MEMORY_FILLS in turn (see there) until
-    one compiles; raises MeshFitError when none does."""
+    one compiles; raises MeshFitError when none does. `check` (one of CHECKS) says
+    how far to go: "compile" (everything); "storage": whether it fits, each stage of
+    a plan lowered without scheduling for its storage (`storage_estimate`, a fifth of
+    the work), giving a `MeshFit`; "plan": whether the partition fits the cores by
+    its planned bytes (or by the storage of its STORAGE_SAMPLE largest stages and the
+    others' planned bytes scaled alike) and the PLAN_CHECK_STAGES largest stages'
+    storage fits, giving a `MeshFit`."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
         raise PassError(f"lower-to-mesh: unknown placement '{placement}' (one of {', '.join(PLACEMENTS)})")
     tgt = load_target(target)
     main = main_function(module)
+    _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
     errors: list[tuple[float, MeshFitError]] = []
     for fill in MEMORY_FILLS:
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
             continue  # a stage of an emptier plan overflowed already
         try:
-            return _compile_with_fill(main, tgt, target, placement, fill)
+            return _compile_with_fill(main, tgt, target, placement, fill, check)
         except MeshFitError as e:
             errors.append((fill, e))
     # the closest miss that is a real excess (a planned part above the fill but
@@ -128,7 +163,25 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     raise min((e for _, e in errors), key=lambda e: (e.needed <= e.available, e.reason != "cores", e.needed))
 
 
-def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float) -> MeshCompilation:
+def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
+    """A MeshFitError "cores" when the weights alone (each constant once) exceed the
+    mesh's memory: no plan can fit then. It names the op with the most weights."""
+    from nnx.dialects.graph import ConstantOp
+    from nnx.graph_queries import constant_op
+    from nnx.mesh.partition import const_bytes
+
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    consts = {id(c): nbytes(c.results[0]) for op in ops for v in op.operands if (c := constant_op(v)) is not None}
+    total = sum(consts.values())
+    if ops and total > ncores * core_memory:
+        big = max(ops, key=const_bytes)
+        raise MeshFitError("cores", op_label(big), -(-total // core_memory), ncores, big,
+                           op_cores=-(-const_bytes(big) // core_memory), op_bytes=const_bytes(big),
+                           core_memory=core_memory)
+
+
+def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float,
+                       check: str = "compile") -> MeshCompilation | MeshFit:
     """compile_for_mesh with one planned fill of the cores' memory."""
     width, height = tgt.mesh.width, tgt.mesh.height
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
@@ -144,11 +197,36 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     measured: dict[tuple, list[int]] = {}
 
     def lowered_storage(plan: Plan) -> list[int]:
-        """The storage bytes of each stage's program, lowered alone."""
+        """The storage bytes of each stage's program, lowered alone (`storage_estimate`),
+        largest planned first, until one exceeds a core (the measured merge is then
+        impossible). After `STORAGE_SAMPLE` stages the others are estimated from
+        their planned bytes at the measured-to-planned ratio so far; when no merge
+        of those estimates fits, the lowering stops there (the list holds the
+        estimates). The "plan" check always stops there."""
         key = tuple(tuple(st.items) for st in plan.stages)
         if key not in measured:
-            measured[key] = [_lower_stage(mod, tgt, target).program.storage_bytes
-                             for mod, _, _ in stage_modules(plan)[1]]
+            storage = [st.bytes for st in plan.stages]
+            ios = stage_io(plan, returned, out_names)
+            order = sorted(range(len(plan.stages)), key=lambda s: -plan.stages[s].bytes)
+            got = planned = 0
+            for n, s in enumerate(order, 1):
+                planned += plan.stages[s].bytes
+                storage[s] = storage_estimate(build_stage_module(plan, main, ios[s], s, returned)[0], target, tgt)
+                got += storage[s]
+                if storage[s] > core_memory:
+                    break
+                if n == STORAGE_SAMPLE and n < len(order):
+                    ratio = got / max(1, planned)
+                    guess = storage[:]
+                    for t in order[n:]:
+                        guess[t] = int(plan.stages[t].bytes * ratio)
+                    est = replace(plan, stages=[replace(st, bytes=b) for st, b in zip(plan.stages, guess)])
+                    recv = stage_receipts(plan, returned)
+                    if check == "plan" or \
+                            merge_stages(est, ncores, core_memory, stage_edges(plan, returned, recv), 1.0, recv) is None:
+                        storage = guess
+                        break
+            measured[key] = storage
         return measured[key]
 
     from nnx.mesh.core_graph import piece_name
@@ -162,16 +240,22 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
             types = dict(zip(arg_names, main_function(mod).body.block.args))
             for pc, src in ios[s].recv.items():
                 edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
-        progs, overflow = [], None
-        for s, (mod, _, _) in enumerate(modules):
-            prog = _lower_stage(mod, tgt, target)
-            if prog.program.storage_bytes > core_memory:
+        # the stages most likely to overflow (the most planned bytes) first: a plan
+        # that does not fit fails after a few lowerings
+        lowered_stages, overflow = {}, None
+        order = sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes)
+        for s in order[:PLAN_CHECK_STAGES] if check == "plan" else order:
+            prog = None if check in ("plan", "storage") else _lower_stage(modules[s][0], tgt, target)
+            storage = storage_estimate(modules[s][0], target, tgt) if prog is None else prog.program.storage_bytes
+            if storage > core_memory:
                 big = _largest_op(plan, plan.stages[s], returned)
-                overflow = MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big,
-                                        lowered=True)
+                overflow = MeshFitError("memory", op_label(big), storage, core_memory, big, lowered=True)
                 break
-            progs.append(prog)
+            lowered_stages[s] = prog
+        if overflow is None and check in ("plan", "storage"):
+            return MeshFit(plan, fill)
         if overflow is None:
+            progs = [lowered_stages[s] for s in range(len(modules))]
             break
         if not measured:  # not merged by measured storage: no smaller estimate to try
             raise overflow
@@ -191,6 +275,69 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices)
     mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges, fill)
+
+
+def storage_estimate(mod: ModuleOp, target: str, tgt) -> int:
+    """The storage bytes of a stage's module (changed in place) after `chip-lower`
+    without list scheduling and `chip-allocate`: a fifth of the work of
+    `_lower_stage` (which also lowers it scheduled, keeps the faster program and
+    synchronises it). What the fit checks and the measured stage merge plan with;
+    a stage's final lowering checks its real storage (`_compile_with_fill`).
+    Remembered by the module's structure (`stage_key`): the fit checks of
+    overlapping subgraphs meet the same stages again (`tgt`, the loaded target, is
+    part of the key; a module with sparse ops, whose storage depends on its weights'
+    values, is not remembered)."""
+    from nnx.api import run_pipeline
+    from nnx.passes.chip_allocate import chip_programs
+
+    key = (tgt, stage_key(mod))
+    if key not in _STORAGE:
+        if len(_STORAGE) > STORAGE_MEMO_SIZE:
+            _STORAGE.clear()
+        run_pipeline(mod, f'builtin.module(chip-lower{{target="{target}" schedule=false}},chip-allocate)',
+                     verify_each=False)
+        _STORAGE[key] = chip_programs("lower-to-mesh", mod)[0].storage_bytes.value.data
+    value = _STORAGE[key]
+    if key[1] is None:
+        del _STORAGE[key]
+    return value
+
+
+#: storage_estimate's memo: (Target, stage_key) -> bytes
+_STORAGE: dict[tuple, int] = {}
+STORAGE_MEMO_SIZE = 50_000
+
+
+def stage_key(mod: ModuleOp) -> tuple | None:
+    """A structural key of a module for the storage memo: every op's name,
+    attributes, properties, operand numbers and result types, in walk order. A
+    constant counts by its type, not its values (a dense constant's storage does not
+    depend on them), and a function by its type, not its symbol or argument names
+    (the names of a stage's pieces depend on where its subgraph starts). None for a
+    module with sparse ops."""
+    from nnx.dialects.graph import ConstantOp
+
+    number: dict = {}
+    key: list = []
+    for op in mod.walk():
+        if op.dialect_name() == "sparse":
+            return None
+        if isinstance(op, ConstantOp):
+            props: tuple = (str(op.value.get_type()),)
+        elif isinstance(op, func.FuncOp):
+            props = (str(op.function_type),)
+        else:
+            props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+        attrs = tuple(sorted((k, str(v)) for k, v in op.attributes.items()))
+        key.append((op.name, attrs, props, tuple(number.get(v, -1) for v in op.operands),
+                    tuple(str(r.type) for r in op.results)))
+        for r in op.results:
+            number[r] = len(number)
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.args:
+                    number[a] = len(number)
+    return tuple(key)
 
 
 def _lower_stage(mod: ModuleOp, tgt, target: str):

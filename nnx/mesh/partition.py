@@ -50,6 +50,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnx.dialects import graph as g
 from nnx.dialects.traits import Elementwise, MatrixCompute
+from nnx.graph_costs import value_bytes
 from nnx.graph_queries import constant_op
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_view, mapped_row_axis, row_window,
@@ -171,14 +172,8 @@ class Plan:
     blocks: dict[int, BlockSplit] = field(default_factory=dict)
 
 
-def nbytes(v: SSAValue) -> int:
-    t = v.type
-    if not isinstance(t, TensorType):
-        return 0
-    from nnx.types import numpy_dtype_of
-
-    n = int(np.prod([int(d) for d in t.get_shape()], dtype=np.int64))
-    return n * np.dtype(numpy_dtype_of(t.get_element_type())).itemsize
+#: bytes of a tensor value (the one definition, nnx/graph_costs.py)
+nbytes = value_bytes
 
 
 def shape(v: SSAValue) -> tuple[int, ...]:

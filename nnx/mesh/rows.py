@@ -24,6 +24,8 @@ definition for tiles inside a core and for parts over cores.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
@@ -45,9 +47,19 @@ def _is_windowed(op: Operation) -> bool:
     return isinstance(op, (g.ConvOp, g.MaxPoolOp, g.AveragePoolOp))
 
 
+_SPATIAL_PARAMS: "weakref.WeakKeyDictionary[Operation, tuple]" = weakref.WeakKeyDictionary()
+
+
 def spatial_params(op: Operation) -> tuple[int, int, int, list[int]]:
     """(kernel rows, row stride, row dilation, explicit pads [begins..., ends...]) of a
-    conv or pool."""
+    conv or pool. Remembered per op (the partitioner asks for every row window it
+    tries); the pads list is shared, do not change it."""
+    if op not in _SPATIAL_PARAMS:
+        _SPATIAL_PARAMS[op] = _spatial_params(op)
+    return _SPATIAL_PARAMS[op]
+
+
+def _spatial_params(op: Operation) -> tuple[int, int, int, list[int]]:
     x = _shape(op.operands[0])
     attrs = op.onnx_attributes()
     nsp = len(x) - 2

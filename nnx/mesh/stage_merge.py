@@ -212,6 +212,23 @@ def _sibling_key(gr: _StageGraph, s: int, t: int) -> tuple:
     return -gr.shared_inputs(s, t), gr.cost[t], t
 
 
+def may_fit(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, int], int], saving: float = 1.0,
+            receipts: list[dict[tuple, tuple[int, int]]] | None = None) -> bool:
+    """A necessary condition for `merge_stages` with `receipts` to succeed, in
+    O(stages): every merge saves pieces a stage receives (its message from the other,
+    or a piece both receive, then received once), each received piece at most once,
+    so merging cannot bring the stages' total below their bytes less `saving` x every
+    byte received; and at most `ncores` stages remain, each within `budget` (or an
+    unmerged stage's own bytes). Without receipts (shared inputs estimated per
+    source) there is no such bound: True."""
+    if receipts is None:
+        return True
+    total = sum(st.bytes for st in plan.stages)
+    most = max([budget] + [st.bytes for st in plan.stages])
+    received = sum(w for recv in receipts for w, _ in recv.values())
+    return total - saving * received <= ncores * most
+
+
 def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, int], int],
                  saving: float = 1.0, receipts: list[dict[tuple, tuple[int, int]]] | None = None) -> Plan | None:
     """`plan` with stages merged until at most `ncores` remain (see the module
@@ -223,6 +240,8 @@ def merge_stages(plan: Plan, ncores: int, budget: float, edges: dict[tuple[int, 
     returned unchanged."""
     if len(plan.stages) <= ncores:
         return plan
+    if not may_fit(plan, ncores, budget, edges, saving, receipts):
+        return None
     gr = _StageGraph(plan, edges, saving, receipts)
     heap: list[tuple[tuple, int, int]] = []
 

@@ -1,11 +1,13 @@
-"""Does a range of ops compile on the mesh? Memoised spatial compilations, and the
-further-split rules (docs/subgraph-split-fuse.md, "In nnx").
+"""Does a range of ops compile on the mesh? Memoised fit checks and spatial
+compilations, and the further-split rules (docs/subgraph-split-fuse.md, "In nnx"
+and "Fit checks").
 
-`FitChecker(f, target)` compiles a range of `@main`'s scheduled ops (as
-`chain.range_module`) with `nnx.mesh.compile.compile_for_mesh` once and remembers
-the result: a `MeshCompilation`, or the `MeshFitError` that is the retry signal.
-`split_until_fit` splits every failing range with a rule until all compile.
-"""
+`FitChecker(f, target)` checks a range of `@main`'s scheduled ops (as
+`chain.range_module`) with `nnx.mesh.compile.compile_for_mesh` at a level of
+`CHECKS` once per level and remembers the result: a `MeshFit` or `MeshCompilation`,
+or the `MeshFitError` that is the retry signal. `split_until_fit` splits every
+failing range with a rule until all fit; `settle` repeats a choice until every chosen
+range passes a higher level."""
 
 from __future__ import annotations
 
@@ -24,42 +26,131 @@ from nnx.split_fuse.chain import Range, range_io, range_module, scheduled_ops
 
 @dataclass
 class FitChecker:
-    """Memoised `compile_for_mesh` over ranges of `f`'s scheduled ops."""
+    """Memoised fit checks of ranges of `f`'s scheduled ops, at the levels of
+    `nnx.mesh.compile.CHECKS` (docs/subgraph-split-fuse.md, "Fit checks"):
+
+    * "plan": the partition fits the cores by its planned bytes (no lowering);
+    * "storage": and every stage's storage, lowered without list scheduling, fits
+      its core;
+    * "compile": the full spatial compilation (a `MeshCompilation`).
+
+    `fits(r)` asks `level` (what splitting and fusing search with) unless a more
+    exact level was asked for r already (`verified`, `compile`): the most exact
+    answer wins, so a range that passed the search but fails a higher level no
+    longer fits and `settle` chooses again."""
 
     f: func.FuncOp
     target: str
     placement: str = "bisect"
+    level: str = "plan"
     ops: list[Operation] = field(init=False)
-    results: dict[Range, object] = field(default_factory=dict)
-    compile_calls: int = 0
-    compile_seconds: float = 0.0
+    found: dict[str, dict[Range, object]] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.ops = scheduled_ops(self.f.body.block)
+        from nnx.mesh.compile import CHECKS
 
-    def compile(self, r: Range):
-        """The `MeshCompilation` of range r, or the `MeshFitError` it raised."""
+        check_fit_level("subgraph-split", self.level)
+        self.ops = scheduled_ops(self.f.body.block)
+        for level in CHECKS:
+            self.found.setdefault(level, {})
+            self.calls.setdefault(level, 0)
+
+    def at(self, r: Range, level: str):
+        """Range r checked at `level`: a `MeshFit` ("plan", "storage") or
+        `MeshCompilation` ("compile"), or the `MeshFitError` it raised."""
         from nnx.mesh.compile import compile_for_mesh
         from nnx.mesh.errors import MeshFitError
 
-        if r not in self.results:
-            self.compile_calls += 1
+        memo = self.found[level]
+        if r not in memo:
+            self.calls[level] += 1
             t0 = time.perf_counter()
             try:
-                self.results[r] = compile_for_mesh(range_module(self.f, self.ops, *r), self.target, self.placement)
+                memo[r] = compile_for_mesh(range_module(self.f, self.ops, *r), self.target, self.placement,
+                                           check=level)
             except MeshFitError as e:
-                self.results[r] = e
-            self.compile_seconds += time.perf_counter() - t0
-        return self.results[r]
+                memo[r] = e
+            self.seconds[level] = self.seconds.get(level, 0.0) + time.perf_counter() - t0
+        return memo[r]
+
+    def check(self, r: Range):
+        """Range r at the search level."""
+        return self.at(r, self.level)
+
+    def compile(self, r: Range):
+        """The `MeshCompilation` of range r, or the `MeshFitError` it raised."""
+        return self.at(r, "compile")
+
+    def known(self, r: Range):
+        """The most exact result known for range r at the search level or above, None
+        when none is."""
+        from nnx.mesh.compile import CHECKS
+
+        for level in reversed(CHECKS[CHECKS.index(self.level):]):
+            if r in self.found[level]:
+                return self.found[level][r]
+        return None
 
     def fits(self, r: Range) -> bool:
+        """Whether range r fits by the most exact answer known (checked at the search
+        level when none is). A single op that fails a check is compiled in full
+        before it is said not to fit (it cannot be split further)."""
         from nnx.mesh.errors import MeshFitError
 
-        return not isinstance(self.compile(r), MeshFitError)
+        got = self.known(r)
+        if got is None:
+            got = self.check(r)
+        if isinstance(got, MeshFitError) and r[1] - r[0] == 1:
+            got = self.compile(r)
+        return not isinstance(got, MeshFitError)
+
+    def verified(self, r: Range, level: str) -> bool:
+        """Range r fits and passes `level` (checked now if not yet)."""
+        from nnx.mesh.errors import MeshFitError
+
+        return self.fits(r) and not isinstance(self.at(r, level), MeshFitError)
 
     def cores(self, r: Range) -> int:
-        """Cores the range's program maps onto (it must fit)."""
-        return len(self.compile(r).program.cores)
+        """Cores the range's program maps onto (it must fit), by the most exact result known."""
+        got = self.known(r)
+        if got is None:
+            got = self.check(r)
+        return len(got.program.cores) if hasattr(got, "program") else got.cores
+
+    @property
+    def compile_calls(self) -> int:
+        """Full compilations made."""
+        return self.calls["compile"]
+
+    @property
+    def check_calls(self) -> int:
+        """Checks made at every level."""
+        return sum(self.calls.values())
+
+
+def check_fit_level(pass_name: str, level: str) -> None:
+    """An unknown fit-check level is a `PassError`."""
+    from nnx.mesh.compile import CHECKS
+
+    if level not in CHECKS:
+        raise PassError(f"{pass_name}: unknown fit-check '{level}' (one of {', '.join(CHECKS)})")
+
+
+def verify_level(level: str) -> str:
+    """What the passes' chosen subgraphs must pass: `level`, at least "storage"."""
+    return "storage" if level == "plan" else level
+
+
+def settle(check: FitChecker, choose: Callable[[], list[Range]], level: str = "compile") -> list[Range]:
+    """`choose()` (a chain whose ranges all pass the search level) again until every
+    range of the chain also passes `level`: a range that fails it no longer fits, so
+    each round chooses differently; all checks stay memoised."""
+    while True:
+        chain = choose()
+        if all([check.verified(r, level) for r in chain]):
+            return chain
 
 
 def range_compute(ops: Sequence[Operation], r: Range) -> int:

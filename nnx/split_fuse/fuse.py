@@ -149,8 +149,7 @@ def program_time(fuser: Fuser, r: Range) -> int:
     cycles = link.transfer_cycles(range_weights(fuser.check.ops, r))
     cycles += sum(link.transfer_cycles(value_bytes(v)) for v in (*io.inputs, *io.outputs))
     mpu = next(u for u in tgt.units if u.kind == "MPU")
-    known = fuser.check.results.get(r)
-    cores = len(known.program.cores) if known is not None and hasattr(known, "program") else tgt.mesh.cores
+    cores = fuser.check.cores(r) if fuser.check.fits(r) else tgt.mesh.cores
     per_cycle = max(1, mpu.throughput * mpu.count) * max(1, cores)
     return cycles + range_compute(fuser.check.ops, r) // per_cycle
 

@@ -226,18 +226,19 @@ def expand_chain(chain: Sequence[Range], k: int, m: int) -> list[Range]:
 
 def rebuilt_checker(check, k: int, m: int):
     """A `FitChecker` over the function after scheduled op k became m ops, keeping the
-    compilations of the ranges before op k (their programs and the names of their
+    checks and compilations of the ranges before op k (their programs and the names of their
     inputs and outputs, `chain.crossing_name`, do not change) and the failures of all
     others under their new numbers: a range that did not fit with op k whole does not
     fit with its pieces either (they hold the same data at once)."""
     from nnx.mesh.errors import MeshFitError
     from nnx.split_fuse.fit import FitChecker
 
-    new = FitChecker(check.f, check.target, check.placement)
-    new.results = {expand_range(r, k, m): v for r, v in check.results.items()
-                   if r[1] <= k or isinstance(v, MeshFitError)}
-    new.compile_calls = check.compile_calls
-    new.compile_seconds = check.compile_seconds
+    new = FitChecker(check.f, check.target, check.placement, check.level)
+    for level, memo in check.found.items():
+        new.found[level] = {expand_range(r, k, m): v for r, v in memo.items()
+                            if r[1] <= k or isinstance(v, MeshFitError)}
+    new.calls = dict(check.calls)
+    new.seconds = dict(check.seconds)
     return new
 
 

@@ -70,6 +70,22 @@ def fused_chain(fitted: FittedChain, strategy: str, window: FusionWindow = Fusio
     return FittedChain(fitted.check, chain, host)
 
 
+def settled_chain(check: FitChecker, chain: list[Range], rule: str, pass_name: str, strategy: str | None = None,
+                  window: FusionWindow = FusionWindow()) -> FittedChain:
+    """`fit_chain` (then `fused_chain` with `strategy`) until every program range also
+    compiles in full: the checks search at the checker's level (docs/subgraph-split-
+    fuse.md, "Fit checks"), and a chosen range whose compilation fails no longer fits,
+    so the next round splits it (all checks stay memoised)."""
+    while True:
+        fitted = fit_chain(check, chain, rule, pass_name)
+        if strategy is not None:
+            fitted = fused_chain(fitted, strategy, window)
+        check = fitted.check
+        if all([h or check.verified(r, "compile") for r, h in zip(fitted.chain, fitted.host)]):
+            return fitted
+        chain = list(fitted.chain)
+
+
 def chain_compilation(fitted: FittedChain) -> ChainCompilation:
     """Each range's compilation (memoised) or host-step module, and the outputs."""
     check = fitted.check
@@ -93,8 +109,7 @@ def compile_chain(module: ModuleOp, target: str, strategy: str = "greedy", rule:
     ops = scheduled_ops(f.body.block)
     chain = ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op))
     check = checker or FitChecker(f, target, placement)
-    fitted = fit_chain(check, chain, rule, "subgraph-split")
-    return chain_compilation(fused_chain(fitted, strategy, window))
+    return chain_compilation(settled_chain(check, chain, rule, "subgraph-split", strategy, window))
 
 
 def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: str = "greedy") -> int:
@@ -108,6 +123,7 @@ def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: 
     program (one that does not compile is split further). Files are written all or
     none."""
     from nnx.dialects.graph import SubgraphOp
+    from nnx.mesh.errors import MeshFitError
     from nnx.passes.lower_to_mesh import save_mesh_program
     from nnx.sim.package import write_package
 
@@ -120,12 +136,12 @@ def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: 
         if presplit(f, tgt):  # the same cuts, less those at an op that was split
             index = {id(op): i for i, op in enumerate(scheduled_ops(f.body.block))}
             chain = ranges_from_cuts(len(index), [index[id(op)] - 1 for op in starts if id(op) in index])
-        cc = chain_compilation(fit_chain(FitChecker(f, target), chain, "halve", "nnx-compile"))
+        cc = chain_compilation(settled_chain(FitChecker(f, target), chain, "halve", "nnx-compile"))
     else:
         split = presplit(f, tgt)  # ops larger than the mesh: the whole cannot fit
         check = FitChecker(f, target)
         whole = (0, len(check.ops))
-        if not split and check.fits(whole):
+        if not split and not isinstance(check.compile(whole), MeshFitError):
             outputs, sources, host = package_outputs(f, check.ops)
             cc = ChainCompilation([whole], [check.compile(whole)], outputs, check.compile_calls, sources, host)
         else:

@@ -258,3 +258,33 @@ def test_saving_counts_a_fraction_of_the_estimated_savings():
     assert [s.bytes for s in merged.stages] == [80]
     assert merge_stages(plan, 1, 90, edges, saving=0.5) is None
     assert [s.bytes for s in merge_stages(plan, 1, 100, edges, saving=0.5).stages] == [100]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_may_fit_never_rejects_a_plan_that_merges(seed, monkeypatch):
+    """`may_fit` (the O(stages) pre-check of merge_stages) is a necessary condition:
+    on random stage DAGs whose stages each send one piece to all their consumers
+    (so consumers share inputs), and random budgets, every plan that merges with the
+    pre-check switched off passes it, and the merged stages' bytes are at least the
+    bytes less every byte received (the bound it rests on)."""
+    import nnx.mesh.stage_merge as sm
+
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(6, 40))
+    piece = [int(x) for x in rng.integers(1, 30, n)]  # the bytes of what stage a sends
+    receipts = [{} for _ in range(n)]
+    edges = {}
+    for b in range(1, n):
+        for a in rng.choice(b, size=min(b, int(rng.integers(1, 4))), replace=False):
+            receipts[b][(int(a), 0, None)] = (piece[a], int(a))
+            edges[(int(a), b)] = piece[a]
+    bytes_ = [int(x) for x in rng.integers(20, 60, n)]
+    plan = _plan([[(s, None)] for s in range(n)], bytes_=bytes_, costs=[float(x) for x in rng.random(n)])
+    ncores = max(1, n // int(rng.integers(2, 5)))
+    budget = float(rng.integers(40, 300))
+    verdict = sm.may_fit(plan, ncores, budget, edges, receipts=receipts)
+    monkeypatch.setattr(sm, "may_fit", lambda *a, **k: True)
+    merged = merge_stages(plan, ncores, budget, edges, receipts=receipts)
+    if merged is not None:
+        assert verdict
+        assert sum(s.bytes for s in merged.stages) >= sum(bytes_) - sum(edges.values())
