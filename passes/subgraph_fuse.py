@@ -93,14 +93,18 @@ class SubgraphFusePass(ModulePass):
 def fuse_function_chain(f, chain, opts: SubgraphFusePass, checker=None):
     """Split `chain` (ranges of `f`'s scheduled ops) until every range compiles, then
     fuse it as `opts` says; returns the new chain."""
-    from nnx.split_fuse.fit import FitChecker, settle, split_until_fit, verify_level
-    from nnx.split_fuse.fuse import Fuser, fuse_chain
+    return fused_function_chain(f, chain, opts, checker).chain
 
+
+def fused_function_chain(f, chain, opts: SubgraphFusePass, checker=None):
+    """`fuse_function_chain` as a `FittedChain` (which ranges are host steps, and the
+    checker of the function, whose ops larger than the mesh are split first)."""
+    from nnx.split_fuse.fit import FitChecker, verify_level
+    from nnx.split_fuse.programs import presplit_chain, settled_chain
+    from nnx.target import load_target
+
+    if checker is None:
+        chain = presplit_chain(f, load_target(opts.target), chain)
     check = checker or FitChecker(f, opts.target, opts.placement, opts.fit_check)
-    window = opts.window()
-
-    def choose():
-        parts = split_until_fit(check, chain, opts.rule, opts.name)
-        return fuse_chain(Fuser(check, window), parts, opts.strategy, opts.objective, opts.group)
-
-    return settle(check, choose, verify_level(check.level))
+    return settled_chain(check, chain, opts.rule, opts.name, opts.strategy, opts.window(),
+                         verify_level(check.level), opts.objective, opts.group)

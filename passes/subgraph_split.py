@@ -47,14 +47,19 @@ def split_chain(f, target: str = "", rule: str = "halve", placement: str = "bise
                 fit_check: str = "plan"):
     """The chain of ranges of `f`'s scheduled ops: cut at the target nodes, then (with
     a target) split until every range compiles. Returns (chain, FitChecker or None)."""
-    from nnx.split_fuse.fit import FitChecker, settle, split_until_fit, verify_level
+    from nnx.split_fuse.fit import FitChecker, verify_level
+    from nnx.split_fuse.programs import presplit_chain, settled_chain
+    from nnx.target import load_target
 
     ops = scheduled_ops(f.body.block)
     chain = ranges_from_cuts(len(ops), target_nodes(ops, f.body.block.last_op))
     if not target:
         return chain, None
+    if checker is None:
+        chain = presplit_chain(f, load_target(target), chain)
     check = checker or FitChecker(f, target, placement, fit_check)
-    return settle(check, lambda: split_until_fit(check, chain, rule, "subgraph-split"), verify_level(check.level)), check
+    fitted = settled_chain(check, chain, rule, "subgraph-split", level=verify_level(check.level))
+    return fitted.chain, fitted.check
 
 
 @dataclass(frozen=True)

@@ -57,33 +57,48 @@ def package_outputs(f, ops) -> tuple[list[str], dict[str, str], dict[str, np.nda
     return outputs, sources, host
 
 
-def fused_chain(fitted: FittedChain, strategy: str, window: FusionWindow = FusionWindow()) -> FittedChain:
+def fused_chain(fitted: FittedChain, strategy: str, window: FusionWindow = FusionWindow(),
+                objective: str = "programs", group: int = 2) -> FittedChain:
     """The chain with the programs between host steps fused with `strategy` (host
     steps are never fused, with each other or with programs)."""
     fuser = Fuser(fitted.check, window)
     chain: list[Range] = []
     host: list[bool] = []
     for is_host, part in fitted.segments():
-        part = part if is_host else fuse_chain(fuser, part, strategy)
+        part = part if is_host else fuse_chain(fuser, part, strategy, objective, group)
         chain += part
         host += [is_host] * len(part)
     return FittedChain(fitted.check, chain, host)
 
 
 def settled_chain(check: FitChecker, chain: list[Range], rule: str, pass_name: str, strategy: str | None = None,
-                  window: FusionWindow = FusionWindow()) -> FittedChain:
+                  window: FusionWindow = FusionWindow(), level: str = "compile", objective: str = "programs",
+                  group: int = 2) -> FittedChain:
     """`fit_chain` (then `fused_chain` with `strategy`) until every program range also
-    compiles in full: the checks search at the checker's level (docs/subgraph-split-
-    fuse.md, "Fit checks"), and a chosen range whose compilation fails no longer fits,
-    so the next round splits it (all checks stay memoised)."""
+    passes `level` (nnx-compile: the full compilation): the checks search at the
+    checker's level (docs/subgraph-split-fuse.md, "Fit checks"), and a chosen range
+    that fails `level` no longer fits, so the next round splits it (all checks stay
+    memoised)."""
     while True:
         fitted = fit_chain(check, chain, rule, pass_name)
         if strategy is not None:
-            fitted = fused_chain(fitted, strategy, window)
+            fitted = fused_chain(fitted, strategy, window, objective, group)
         check = fitted.check
-        if all([h or check.verified(r, "compile") for r, h in zip(fitted.chain, fitted.host)]):
+        if all([h or check.verified(r, level) for r, h in zip(fitted.chain, fitted.host)]):
             return fitted
         chain = list(fitted.chain)
+
+
+def presplit_chain(f, target, chain: list[Range]) -> list[Range]:
+    """`presplit` the function's ops larger than the mesh (`target`, loaded) and
+    return `chain` (ranges of its scheduled ops) renumbered: the same cuts, less
+    those at an op that was split."""
+    ops = scheduled_ops(f.body.block)
+    starts = [ops[lo] for lo, _ in chain[1:]]
+    if not presplit(f, target):
+        return list(chain)
+    index = {id(op): i for i, op in enumerate(scheduled_ops(f.body.block))}
+    return ranges_from_cuts(len(index), [index[id(op)] - 1 for op in starts if id(op) in index])
 
 
 def chain_compilation(fitted: FittedChain) -> ChainCompilation:
@@ -130,12 +145,7 @@ def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: 
     f = main_function(module, "nnx-compile")
     tgt = load_target(target)
     if any(isinstance(op, SubgraphOp) for op in f.body.block.ops):
-        chain = inline(f)
-        ops = scheduled_ops(f.body.block)
-        starts = [ops[lo] for lo, _ in chain[1:]]
-        if presplit(f, tgt):  # the same cuts, less those at an op that was split
-            index = {id(op): i for i, op in enumerate(scheduled_ops(f.body.block))}
-            chain = ranges_from_cuts(len(index), [index[id(op)] - 1 for op in starts if id(op) in index])
+        chain = presplit_chain(f, tgt, inline(f))
         cc = chain_compilation(settled_chain(FitChecker(f, target), chain, "halve", "nnx-compile"))
     else:
         split = presplit(f, tgt)  # ops larger than the mesh: the whole cannot fit
