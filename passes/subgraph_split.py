@@ -16,8 +16,11 @@ Options:
 
 * `target=T` (empty: no compilation) the mesh target (a TOML path or built-in name);
   each subgraph is compiled with the mesh's spatial compilation and, when it does
-  not fit, split further with `rule` and retried, recursively. A single op that
-  does not fit the whole mesh is an error naming it.
+  not fit, split further with `rule` and retried, recursively. An op too big for
+  the whole mesh is first split into pieces (slices, pieces, a concat; the joins
+  too big for the mesh become subgraphs of their own, run on the host by
+  nnx-compile's packages: docs/subgraph-split-fuse.md, "Ops larger than the mesh");
+  one whose weights alone exceed the mesh is an error naming it.
 * `rule=halve|key-nodes` (halve): the further split: the middle of the subgraph's
   topological order, or the key node nearest it (halving when there is none); both
   always make progress.
