@@ -37,11 +37,17 @@ from dataclasses import replace
 from nnx.mesh.partition import RETURN, Plan, Split, Stage, nbytes, shape
 
 
-def item_order(item: tuple[int, int | None]) -> tuple[float, int]:
+def item_order(item: tuple[int, int | None], plan: Plan | None = None) -> tuple[float, int, int]:
     """Sort key of a stage item in graph order: op index, then part (a whole op's
-    None first); the items assembling graph outputs (op index RETURN) last."""
+    None first); the items assembling graph outputs (op index RETURN) last. The parts
+    of a 2-D split (`plan.blocks`) go by input range, then output piece: each part
+    adds the running sum of the part before it in its chain, and the last part of
+    chain j is numbered j, below the earlier ones."""
     i, part = item
-    return (float("inf") if i == RETURN else float(i), -1 if part is None else part)
+    if plan is not None and part is not None and i in plan.blocks:
+        r, j = plan.blocks[i].coords(part)
+        return float(i), r, j
+    return (float("inf") if i == RETURN else float(i), -1 if part is None else part, 0)
 
 
 def piece_bytes(plan: Plan, piece: tuple) -> int:
@@ -298,7 +304,7 @@ def _renumbered(plan: Plan, gr: _StageGraph) -> Plan:
     stages = []
     for k, rep in enumerate(order):
         olds = sorted(gr.members[rep])
-        items = sorted((it for s in olds for it in plan.stages[s].items), key=item_order)
+        items = sorted((it for s in olds for it in plan.stages[s].items), key=lambda it: item_order(it, plan))
         stages.append(Stage(k, items, gr.bytes[rep], gr.cost[rep], any(plan.stages[s].split for s in olds)))
         for s in olds:
             new_index[s] = k

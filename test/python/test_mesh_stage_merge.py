@@ -288,3 +288,22 @@ def test_may_fit_never_rejects_a_plan_that_merges(seed, monkeypatch):
     if merged is not None:
         assert verdict
         assert sum(s.bytes for s in merged.stages) >= sum(bytes_) - sum(edges.values())
+
+
+def test_merged_2d_split_parts_follow_their_chains():
+    """When a merge puts several parts of one 2-D split on one core, they run in chain
+    order (input range r before r + 1), although the last part of chain j is
+    numbered j, below the others: a part must not read its predecessor's running sum
+    before it is computed (a tiny MobileNetV2 on 2 x 1 cores of 6 KiB once read it as
+    a program input)."""
+    from nnx.mesh.partition import BlockSplit, Split
+
+    blk = BlockSplit(Split(1, (0, 16, 32, 48)), Split(1, (0, 4, 8)))  # ki = 3, kj = 2
+    plan = _plan([[(0, p) for p in range(6)], [(RETURN, 0)]])
+    plan.blocks[0] = blk
+    merged = merge_stages(plan, 1, 1000, {(0, 1): 5})
+    parts = [p for i, p in merged.stages[0].items if i == 0]
+    for j in range(2):
+        chain = [blk.coords(p)[0] for p in parts if blk.coords(p)[1] == j]
+        assert chain == [0, 1, 2]
+    assert merged.stages[0].items[-1] == (RETURN, 0)
