@@ -107,9 +107,9 @@ class CompileCache:
         h.update(f"|{self.target_path}|{self.schedule}".encode())  # direct: the same cycles
         return h.hexdigest()
 
-    def measure_all(self, modules: Sequence[ModuleOp]) -> list[Measured]:
-        """The measurement of every module (compiled in parallel when not cached)."""
-        global _PENDING, _TARGET
+    def _not_cached(self, modules: Sequence[ModuleOp]) -> tuple[list[str], dict[str, ModuleOp]]:
+        """The key of each module, and the modules to compile (key -> module, each
+        once); the others count as cache hits."""
         keys = [self.key(m) for m in modules]
         todo: dict[str, ModuleOp] = {}
         for k, m in zip(keys, modules):
@@ -117,6 +117,12 @@ class CompileCache:
                 self.hits += 1
             else:
                 todo[k] = m
+        return keys, todo
+
+    def measure_all(self, modules: Sequence[ModuleOp]) -> list[Measured]:
+        """The measurement of every module (compiled in parallel when not cached)."""
+        global _PENDING, _TARGET
+        keys, todo = self._not_cached(modules)
         if todo:
             from nnx.lowering.plan_memo import MAX_ENTRIES, plan_memo, take_new
 
@@ -156,13 +162,7 @@ class CompileCache:
         pool is stopped, whatever is half-compiled is dropped. `seconds` lists the
         compile time of each module measured (the wall time one worker took)."""
         global _PENDING, _TARGET
-        keys = [self.key(m) for m in modules]
-        todo: dict[str, ModuleOp] = {}
-        for k, m in zip(keys, modules):
-            if k in self.entries or k in todo:
-                self.hits += 1
-            else:
-                todo[k] = m
+        keys, todo = self._not_cached(modules)
         items = list(todo.items())
         if items and time.monotonic() < deadline:
             from nnx.lowering.plan_memo import MAX_ENTRIES, plan_memo, take_new

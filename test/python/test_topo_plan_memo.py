@@ -20,18 +20,7 @@ import pytest
 
 from nnx.tiling import Cost, CostPlan, box_shape, enumerate_steps, plan_cost, rule_for
 from nnx.tiling.plan import _chain, _relevance, _samples
-
-
-def _need(steps):
-    """Bytes per cache (input 0: N, other inputs: W, outputs: O) of the largest tile."""
-    tot = {"N": 0, "W": 0, "O": 0}
-    for j in range(len(steps[0].inputs)):
-        boxes = [st.inputs[j] for st in steps if st.inputs[j] is not None]
-        if boxes:
-            tot["N" if j == 0 else "W"] += 4 * max(math.prod(box_shape(b)) for b in boxes)
-    for j in range(len(steps[0].outputs)):
-        tot["O"] += 4 * max(math.prod(box_shape(st.outputs[j])) for st in steps)
-    return tot
+from test_tiling import _need
 
 
 def _reference_plan_cost(rule, need, capacity, cost, orders=None, max_candidates=6000, kmin=1, amin=None):
