@@ -23,7 +23,7 @@ failing step prints its one error line.
 
 Models: `mlp12`, the zoo's `tiny_resnet`, `mobilenet_v2`, `bert_2layer`,
 `gpt2_2layer`, `bert_hidden` (2 x 64, every hidden state an output) or
-`bert_hidden_LxH`, the light zoo's `squeezenet`, full-size `resnet18` and
+`bert_hidden_LxH`, the light zoo's `squeezenet` (`squeezenet_random`: random weights and input), full-size `resnet18` and
 `mobilenet_v2_224`, and `bench:NAME` for cache/bench-models/NAME.onnx.
 """
 
@@ -72,6 +72,13 @@ def load_model(name: str, directory: str):
     if name == "squeezenet":
         x, _ = model_zoo.light_reference("squeezenet")
         path = model_zoo.light_model_path("squeezenet")
+        return str(path), {_first_input(path): x}, []
+    if name == "squeezenet_random":  # the light zoo's weights are all 0.02: a uniform output
+        from test_op_split_spatial import _with_random_weights
+
+        x, _ = model_zoo.light_reference("squeezenet")
+        path = _with_random_weights(model_zoo.light_model_path("squeezenet"), os.path.join(directory, f"{name}.onnx"))
+        x = np.random.default_rng(0).standard_normal(x.shape).astype(np.float32)
         return str(path), {_first_input(path): x}, []
     if name in ("resnet18", "mobilenet_v2_224") or name.startswith("bench:"):
         from mesh import feeds_for, model_path  # bench/mesh.py: cache/bench-models/NAME.onnx
