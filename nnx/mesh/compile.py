@@ -290,17 +290,18 @@ def storage_estimate(mod: ModuleOp, target: str, tgt) -> int:
     from nnx.api import run_pipeline
     from nnx.passes.chip_allocate import chip_programs
 
-    key = (tgt, stage_key(mod))
-    if key not in _STORAGE:
+    structure = stage_key(mod)
+    key = (tgt, structure)
+    if structure is not None and key in _STORAGE:
+        return _STORAGE[key]
+    run_pipeline(mod, f'builtin.module(chip-lower{{target="{target}" schedule=false}},chip-allocate)',
+                 verify_each=False)
+    storage = chip_programs("lower-to-mesh", mod)[0].storage_bytes.value.data
+    if structure is not None:
         if len(_STORAGE) > STORAGE_MEMO_SIZE:
             _STORAGE.clear()
-        run_pipeline(mod, f'builtin.module(chip-lower{{target="{target}" schedule=false}},chip-allocate)',
-                     verify_each=False)
-        _STORAGE[key] = chip_programs("lower-to-mesh", mod)[0].storage_bytes.value.data
-    value = _STORAGE[key]
-    if key[1] is None:
-        del _STORAGE[key]
-    return value
+        _STORAGE[key] = storage
+    return storage
 
 
 #: storage_estimate's memo: (Target, stage_key) -> bytes

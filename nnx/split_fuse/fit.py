@@ -6,8 +6,8 @@ and "Fit checks").
 `chain.range_module`) with `nnx.mesh.compile.compile_for_mesh` at a level of
 `CHECKS` once per level and remembers the result: a `MeshFit` or `MeshCompilation`,
 or the `MeshFitError` that is the retry signal. `split_until_fit` splits every
-failing range with a rule until all fit; `settle` repeats a choice until every chosen
-range passes a higher level."""
+failing range with a rule until all fit (`programs.settled_chain` repeats a choice until
+every chosen range passes a higher level)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class FitChecker:
     `fits(r)` asks `level` (what splitting and fusing search with) unless a more
     exact level was asked for r already (`verified`, `compile`): the most exact
     answer wins, so a range that passed the search but fails a higher level no
-    longer fits and `settle` chooses again."""
+    longer fits and `programs.settled_chain` chooses again."""
 
     f: func.FuncOp
     target: str
@@ -141,16 +141,6 @@ def check_fit_level(pass_name: str, level: str) -> None:
 def verify_level(level: str) -> str:
     """What the passes' chosen subgraphs must pass: `level`, at least "storage"."""
     return "storage" if level == "plan" else level
-
-
-def settle(check: FitChecker, choose: Callable[[], list[Range]], level: str = "compile") -> list[Range]:
-    """`choose()` (a chain whose ranges all pass the search level) again until every
-    range of the chain also passes `level`: a range that fails it no longer fits, so
-    each round chooses differently; all checks stay memoised."""
-    while True:
-        chain = choose()
-        if all([check.verified(r, level) for r in chain]):
-            return chain
 
 
 def range_compute(ops: Sequence[Operation], r: Range) -> int:

@@ -14,8 +14,8 @@ from nnx import api
 from nnx.mesh.compile import CHECKS
 from nnx.mesh.errors import MeshFitError
 from nnx.split_fuse.chain import main_function
-from nnx.split_fuse.fit import FitChecker, settle, split_until_fit
-from nnx.split_fuse.fuse import Fuser, FusionWindow, fuse_chain
+from nnx.split_fuse.fit import FitChecker
+from nnx.split_fuse.programs import settled_chain
 from test_package import GRAPH_PASSES, _mlp_model
 
 
@@ -58,15 +58,15 @@ def test_storage_check_never_rejects_what_compiles(tmp_path, name):
 @pytest.mark.parametrize("level", CHECKS)
 def test_every_level_gives_programs_that_compile(tmp_path, level):
     """Split (from one op per program) and fuse with each strategy at each level,
-    then settle: every chosen range compiles in full, the chain covers the ops in
+    until every chosen range compiles (`settled_chain`, nnx-compile's loop): every chosen range compiles in full, the chain covers the ops in
     order, optimal has the fewest programs and greedy at most one more."""
     f, target = _module(tmp_path, "mlp")
     check = FitChecker(f, target, level=level)
     ones = [(i, i + 1) for i in range(len(check.ops))]
     counts = {}
     for strategy in ("greedy", "optimal", "bidirectional"):
-        chain = settle(check, lambda: fuse_chain(Fuser(check, FusionWindow()),
-                                                 split_until_fit(check, ones, "halve", "test"), strategy))
+        fitted = settled_chain(check, ones, "halve", "test", strategy)
+        chain, check = fitted.chain, fitted.check
         assert all(not isinstance(check.compile(r), MeshFitError) for r in chain)
         assert chain[0][0] == 0 and chain[-1][1] == len(check.ops)
         assert all(a[1] == b[0] for a, b in zip(chain, chain[1:]))
