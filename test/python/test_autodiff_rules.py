@@ -25,6 +25,9 @@ from nnx.passes.graph_autodiff import GraphAutodiffPass
 D = TensorProto.DOUBLE
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _model(nodes, x_shape, y_shape, params: dict[str, np.ndarray], extra_inits=()):
     inits = [numpy_helper.from_array(v, k) for k, v in params.items()] + list(extra_inits)
     g = helper.make_graph(

@@ -34,6 +34,9 @@ ort = pytest.importorskip("onnxruntime")
 # --------------------------------------------------------------------------------------
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def compile_model(model: str | Path, out: Path, *args: str) -> int:
     from nnx.tools.nnx_compile import main
 

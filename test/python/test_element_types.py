@@ -47,6 +47,9 @@ NARROW = {
 }
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(np.uint8 if a.dtype.itemsize == 1 else np.uint16)
 

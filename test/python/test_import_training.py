@@ -20,6 +20,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _model():
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.LayerNorm(8), torch.nn.Linear(8, 6), torch.nn.GELU(),

@@ -37,6 +37,9 @@ SHAPE_OPS = {
 }
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 # ---- helpers --------------------------------------------------------------------------
 
 

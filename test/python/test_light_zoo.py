@@ -42,6 +42,9 @@ INTERMEDIATE_OPS = {
 """Node kinds whose results the intermediate test compares."""
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _rel_err(a: np.ndarray, b: np.ndarray) -> float:
     assert a.shape == b.shape, (a.shape, b.shape)
     denom = float(np.max(np.abs(b))) or 1.0
@@ -57,19 +60,55 @@ def _ort_run(model, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return dict(zip(names, sess.run(names, feeds)))
 
 
+def _softmax_logits(model) -> str | None:
+    """The name of the logits when the model's output is a Softmax of them, else None."""
+    out = model.graph.output[0].name
+    producer = next((n for n in model.graph.node if out in n.output), None)
+    return producer.input[0] if producer is not None and producer.op_type == "Softmax" else None
+
+
+def _softmax_within(got: np.ndarray, want: np.ndarray, logits: np.ndarray) -> bool:
+    """Whether the softmax output `got` is within what float32 rounding of the logits
+    explains. Logits known to `TOL * max|z|` (absolute) move each probability p by at
+    most `p * expm1(2 * TOL * max|z|)`: with logits of order 10 that is ~2e-3 of p,
+    with the light zoo's SqueezeNet (uniform weights 0.02, logits ~1e10, one float32
+    step ~1000) it is unbounded, and which classes come out bit-equal depends on the
+    BLAS kernel's summation order (docs/architecture.md, "Numerical tolerances")."""
+    dz = TOL * float(np.max(np.abs(logits)))
+    bound = want.astype(np.float64) * np.expm1(min(2.0 * dz, 80.0))
+    bound = np.maximum(bound, TOL * float(np.max(np.abs(want))))
+    return bool(np.all(np.abs(got.astype(np.float64) - want) <= bound))
+
+
 @pytest.mark.parametrize("name", model_zoo.LIGHT_MODELS)
 def test_light_model_matches_bundled_output_and_onnxruntime(name):
+    """The logits (the input of a final Softmax) match onnxruntime to TOL relative to
+    their magnitude; the output matches the bundled output and onnxruntime within
+    what float32 rounding of those logits explains (`_softmax_within`)."""
     path = model_zoo.light_model_path(name)
     x, expected = model_zoo.light_reference(name)
     module = import_onnx(str(path))
     got = list(run_module(module, [x]).values())
     assert len(got) == 1
-    assert _rel_err(got[0], expected) <= TOL
     model = onnx.load(str(path))
     inits = {t.name for t in model.graph.initializer}
     in_name = next(i.name for i in model.graph.input if i.name not in inits)
     ref = list(_ort_run(model, {in_name: x}).values())[0]
-    assert _rel_err(got[0], ref) <= TOL
+    logits_name = _softmax_logits(model)
+    if logits_name is None:
+        assert _rel_err(got[0], expected) <= TOL
+        assert _rel_err(got[0], ref) <= TOL
+        return
+    assert np.all(got[0] >= 0) and abs(float(got[0].sum()) - 1.0) <= 1e-5
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    probe.graph.output.append(
+        onnx.helper.make_tensor_value_info(logits_name, onnx.TensorProto.FLOAT, None))
+    ref_logits = _ort_run(probe, {in_name: x})[logits_name]
+    got_logits = run_module(import_model(probe, path=str(path)), [x])[logits_name]
+    assert _rel_err(got_logits, ref_logits) <= TOL
+    assert _softmax_within(got[0], expected, ref_logits)
+    assert _softmax_within(got[0], ref, ref_logits)
 
 
 def _with_intermediate_outputs(model, limit: int | None):

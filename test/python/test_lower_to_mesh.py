@@ -24,6 +24,9 @@ TARGET = os.path.abspath(os.path.join(HERE, "..", "passes", "lower-to-mesh", "In
 GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)"
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _shapes(name):
     return {k: s for k, (s, _) in model_zoo.MODEL_INPUTS[name].items()}
 

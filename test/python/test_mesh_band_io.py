@@ -10,6 +10,7 @@ import os
 import re
 
 import numpy as np
+import pytest
 
 from nnx import api
 from nnx.mesh.compile import compile_for_mesh
@@ -20,6 +21,9 @@ from mesh_targets import resized_mesh
 
 HERE = os.path.dirname(__file__)
 GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)"
+
+
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
 
 
 def _mesh_target(tmp_path, width, height, core_memory):

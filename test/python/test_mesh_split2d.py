@@ -29,6 +29,9 @@ GRAPH_PASSES = "builtin.module(graph-fold-constants,canonicalize,graph-fuse,dce)
 CORE_MEMORY = 32768
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _target(tmp_path, width=6, height=6):
     """targets for the tests: `width` x `height` cores of 32 KiB with 8 KiB caches."""
     return resized_mesh(tmp_path, width, height, CORE_MEMORY, cache_bytes=8192)

@@ -27,6 +27,9 @@ KNOWN_FAILURES: dict[str, str] = {
 }
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _cases() -> list[T.Case]:
     try:
         node_dir = T.ensure_data()

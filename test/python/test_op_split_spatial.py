@@ -39,6 +39,9 @@ import model_zoo  # noqa: E402
 RTOL = 1e-5
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _out(size, k, s, d, p0, p1, ceil):
     dk = (k - 1) * d + 1
     span = size + p0 + p1 - dk

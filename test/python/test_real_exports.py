@@ -48,6 +48,9 @@ CASES = [
 ]
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def _rel_err(a: np.ndarray, b: np.ndarray) -> float:
     assert a.shape == b.shape, (a.shape, b.shape)
     assert np.array_equal(np.isfinite(a), np.isfinite(b))

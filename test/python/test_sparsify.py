@@ -30,6 +30,9 @@ ort = pytest.importorskip("onnxruntime")
 WEIGHTS = ("W1", "W2", "W3")
 
 
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
 def small_model(
     weights: dict[str, np.ndarray] | None = None, seed: int = 0, neuron_threshold: float | None = None
 ) -> onnx.ModelProto:
