@@ -12,7 +12,14 @@
    SEND to the set {1-255} against 255 unicast SENDs (the baseline); prints
    `noc_byte_hops`, the cycle the last core has it, and their ratios.
 
+3. **A compiled model** (`--model NAME [N]`, a name of bench/models.py or an .onnx
+   path): `nnx-compile --target targets/mesh.toml` (the compiler's default schedule),
+   then `nnx-run --stream N` with N distinct random inputs against one `nnx-run`;
+   prints both reports' stream fields, the MAC bound (model MACs / mesh MACs per cycle)
+   and each inference's largest |error| against onnxruntime.
+
 Usage: .venv/bin/python bench/mesh_stream.py [TILES] [N]     (defaults 8 and 16)
+       .venv/bin/python bench/mesh_stream.py --model resnet18 [N]
 """
 
 from __future__ import annotations
@@ -85,7 +92,68 @@ def multicast_vs_unicast() -> None:
           f"cycles {u.cycles / m.cycles:.1f}x")
 
 
+def model_stream(model: str, n: int) -> None:
+    import json
+    import subprocess
+    import tempfile
+
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+
+    import models
+
+    path = Path(model) if model.endswith(".onnx") else models.get(model)
+    bindir = Path(sys.executable).parent
+    mesh_toml = ROOT / "targets" / "mesh.toml"
+    target = load_target(str(mesh_toml))
+    with tempfile.TemporaryDirectory() as d:
+        w = Path(d)
+        t0 = time.perf_counter()
+        subprocess.run([bindir / "nnx-compile", path, "--batch", "1", "-o", w / "p.s", "--target", mesh_toml],
+                       check=True)
+        t1 = time.perf_counter()
+        inp = onnx.load(str(path), load_external_data=False).graph.input[0]
+        shape = [max(1, x.dim_value) for x in inp.type.tensor_type.shape.dim]
+        xs = np.random.default_rng(0).standard_normal([n] + shape).astype(np.float32)
+        np.save(w / "xs.npy", xs)
+        np.save(w / "x0.npy", xs[0])
+        run = [bindir / "nnx-run", w / "p.s", "--target", mesh_toml]
+        subprocess.run(run + ["--input", f"{inp.name}={w / 'x0.npy'}", "--report", w / "r1.json",
+                              "--output-dir", w / "o1"], check=True)
+        t2 = time.perf_counter()
+        subprocess.run(run + ["--input", f"{inp.name}={w / 'xs.npy'}", "--stream", str(n),
+                              "--report", w / "rn.json", "--output-dir", w / "on"], check=True)
+        t3 = time.perf_counter()
+        r1, rn = json.loads((w / "r1.json").read_text()), json.loads((w / "rn.json").read_text())
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        errs = []
+        for k in range(n):
+            refs = sess.run(None, {inp.name: xs[k]})
+            for o, ref in zip(sess.get_outputs(), refs):
+                got = np.load(w / "on" / f"{o.name}.npy")[k]
+                errs.append(float(np.max(np.abs(got - ref))))
+        same = all(np.array_equal(np.load(f), np.load(w / "on" / f.name)[0]) for f in (w / "o1").iterdir())
+    macs = r1["macs"]
+    bound = macs / mesh_macs_per_cycle(target)
+    print(f"{path.name} on targets/mesh.toml: {macs / 1e9:.3f} G MACs, MAC bound {bound:,.0f} cycles; "
+          f"compile {t1 - t0:.1f} s")
+    for name, r in (("one inference", r1), (f"stream of {n}", rn)):
+        print(f"  {name}: cycles {r['cycles']:,} (weight load {r['weight_load_cycles']:,}), "
+              f"latency_cycles {r['latency_cycles']:,} ({r['latency_cycles'] / bound:.0f}x bound), "
+              f"cycles_per_inference {r['cycles_per_inference']:,.0f} ({r['cycles_per_inference'] / bound:.1f}x bound), "
+              f"mac_utilization {r['mac_utilization']:.4f}")
+    print(f"  ratio single latency / stream cycles_per_inference: "
+          f"{r1['latency_cycles'] / rn['cycles_per_inference']:.2f}x; simulated in {t2 - t1:.1f} s (one) "
+          f"and {t3 - t2:.1f} s ({n})")
+    print(f"  max |error| vs onnxruntime over the {n} inferences: {max(errs):.2e}; "
+          f"stream inference 0 identical to the single run: {same}")
+
+
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--model":
+        model_stream(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 16)
+        return
     tiles = int(sys.argv[1]) if len(sys.argv) > 1 else 8
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 16
     stream(tiles, n)
