@@ -12,8 +12,8 @@
    SEND to the set {1-255} against 255 unicast SENDs (the baseline); prints
    `noc_byte_hops`, the cycle the last core has it, and their ratios.
 
-3. **A compiled model** (`--model NAME [N]`, a name of bench/models.py or an .onnx
-   path): `nnx-compile --target targets/mesh.toml` (the compiler's default schedule),
+3. **A compiled model** (`--model NAME [N]`: a CNN with one float input, resnet18,
+   mobilenet_v2, a model of bench/mesh.py such as light:squeezenet, or an .onnx path): `nnx-compile --target targets/mesh.toml` (the compiler's default schedule),
    then `nnx-run --stream N` with N distinct random inputs against one `nnx-run`;
    prints both reports' stream fields, the MAC bound (model MACs / mesh MACs per cycle)
    and each inference's largest |error| against onnxruntime.
@@ -92,6 +92,20 @@ def multicast_vs_unicast() -> None:
           f"cycles {u.cycles / m.cycles:.1f}x")
 
 
+def _model_path(model: str) -> Path:
+    """An .onnx path, ResNet-18 / MobileNetV2 at 224 (bench/sim_sparsity.py's exports),
+    or any model bench/mesh.py knows (cache/bench-models/, light:NAME)."""
+    if model.endswith(".onnx"):
+        return Path(model)
+    if model in ("resnet18", "mobilenet_v2"):
+        from sim_sparsity import get_model
+
+        return get_model(model)[0]
+    from mesh import model_path
+
+    return model_path(model)
+
+
 def model_stream(model: str, n: int) -> None:
     import json
     import subprocess
@@ -101,9 +115,7 @@ def model_stream(model: str, n: int) -> None:
     import onnx
     import onnxruntime as ort
 
-    import models
-
-    path = Path(model) if model.endswith(".onnx") else models.get(model)
+    path = _model_path(model)
     bindir = Path(sys.executable).parent
     mesh_toml = ROOT / "targets" / "mesh.toml"
     target = load_target(str(mesh_toml))

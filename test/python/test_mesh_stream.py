@@ -137,7 +137,8 @@ def test_stream_of_a_weights_program_reports_mac_utilisation(tmp_path):
     (tmp_path / "p.s").write_text(two_core_matmul("w.data").replace("{crc:08x}", f"{zlib.crc32(halves[1].tobytes()):08x}"))
     np.save(tmp_path / "x.npy", xs)
     rc = mesh_run([str(tmp_path / "p.s"), "--target", TARGET_FILE, "--input", f"x={tmp_path / 'x.npy'}",
-                   "--stream", "3", "--report", str(tmp_path / "r.json"), "--output-dir", str(tmp_path / "o")])
+                   "--stream", "3", "--report", str(tmp_path / "r.json"), "--output-dir", str(tmp_path / "o"),
+                   "--trace", str(tmp_path / "t.json")])
     assert rc == 0
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "y.npy"), xs @ w)
     rep = json.loads((tmp_path / "r.json").read_text())
@@ -147,6 +148,10 @@ def test_stream_of_a_weights_program_reports_mac_utilisation(tmp_path):
     assert rep["weight_load_cycles"] > 0 and rep["inferences"] == 3
     assert rep["latency_cycles"] == rep["inference_latency_cycles"][0]
     assert all(len(c["inferences"]) == 3 for c in rep["cores"].values())
+    trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    spans = [e for e in trace if e.get("cat") == "inference"]
+    assert sorted((e["pid"], e["args"]["inference"]) for e in spans) == [(p, k) for p in (1, 2) for k in range(3)]
+    assert [e["args"]["start_cycle"] for e in spans if e["pid"] == 1] == [a for a, _ in rep["cores"]["0"]["inferences"]]
     u = rep["utilisation_over_time"]
     assert len(u["cycles"]) == len(u["mean"]) == len(u["cores"]["0"]) and 0 < max(u["mean"]) <= 1
 
