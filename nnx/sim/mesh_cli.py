@@ -2,7 +2,7 @@
 
     nnx-run prog.s --input NAME=FILE.npy ... [--output-dir DIR] [--report R.json]
             [--trace T.json] [--plot mesh.png] [--target FILE]
-            [--stream N [--stream-depth D]]
+            [--stream N [--stream-depth D]] [--weight-load first|overlap]
 
 runs every core concurrently on the mesh simulator (mesh_simulator.py). With
 `--stream N` it runs N inferences back to back (docs/mesh.md, "Streams"): an input
@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="run N inferences back to back (weights loaded once); outputs gain a leading axis of N")
     p.add_argument("--stream-depth", type=int, default=2, metavar="D",
                    help="receive buffers per message name in a stream (default 2: double-buffered)")
+    p.add_argument("--weight-load", default="first", metavar="first|overlap",
+                   help="first: every weight is in before the first input moves (default); "
+                        "overlap: each core loads its weights and inputs together (the original program start)")
     p.add_argument("--samples", type=int, default=200, help=argparse.SUPPRESS)
     return p
 
@@ -96,7 +99,7 @@ def simulate_mesh_main(argv: list[str]) -> int:
     if args.stream_depth < 1:
         raise UsageError(f"--stream-depth must be at least 1, got {args.stream_depth}")
     result = MeshSimulator(program, target, record_events=bool(args.trace)).run(
-        inputs, stream=args.stream, depth=args.stream_depth)
+        inputs, stream=args.stream, depth=args.stream_depth, weight_load=args.weight_load)
     texts: dict[str, str] = {}
     if args.report:
         texts[args.report] = report_json(build_mesh_report(result, target, args.samples))

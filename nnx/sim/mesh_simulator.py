@@ -6,20 +6,26 @@ Each core is the single-core device of simulator.py -- its own DAU/MPU/VPU/MAP q
 memory as the asm space `S`. The cores are joined by the network-on-chip of
 nnx/sim/noc.py and share the off-chip memory of nnx/sim/offchip.py:
 
-* **Program start.** Every core's weights image (`.data`) and graph inputs
-  (`.input`, or only its slice of a sliced input) stream in from the off-chip
-  memory, all cores sharing its bandwidth; a core's units (and its instruction
-  fetch) start when its own bytes are in.
+* **Program start.** Every core's weights image (`.data`) streams in from the
+  off-chip memory, all cores sharing its bandwidth; then, the weights resident, the
+  graph inputs (`.input`, or only its slice of a sliced input) of the first
+  inference. A core's units (and its instruction fetch) start when its own bytes
+  are in.
 * **SEND** (a DAU instruction) starts when its unit is free and it has been fetched;
   it reads its tile at that moment, is ready for the network `DAU.latency_cycles`
   later, and occupies its DAU until the last byte has left (route reservation in
-  noc.py: hops, link bandwidth, contention). It does not wait for the receiver.
+  noc.py: hops, link bandwidth, contention; a multicast reserves the XY tree). It
+  does not wait for the receiver (in a stream: for a free receive buffer).
 * **RECV** blocks its unit until the matching SEND has executed; it ends when the
   last byte has arrived, or at once if they arrived earlier. Its busy cycles are
   those during which bytes arrive while it is posted.
 * **Program end.** When a core's units are done its graph outputs (or its slices
   of them) stream out to the off-chip memory (shared bandwidth again); a sliced
   output is the slices of every core put together. `cycles` is the last of these ends.
+* **Streams** (`run(stream=N)`; docs/mesh.md, "Streams"): each core re-runs its
+  micro-ops N times, beginning inference k + 1 when it has finished k, stored its
+  outputs of k and loaded its inputs of k + 1; a SEND of inference i waits until
+  every destination has begun inference i - depth + 1.
 
 Each unit runs its queue in order; the simulator interleaves the cores' queues in an
 order that respects tokens and messages (so data are exactly what the program states),
@@ -49,6 +55,9 @@ from nnx.target import Target
 
 #: micro-op kind of SEND and RECV (beside units.EXEC/WAIT/SIGNAL)
 NOC_KIND = 3
+#: program starts (`MeshSimulator.run(weight_load=...)`): every weight before the first
+#: input (the default), or each core's weights and first inputs together (the original)
+WEIGHT_LOADS = ("first", "overlap")
 
 
 @dataclass
@@ -73,7 +82,7 @@ class MeshRunResult:
     outputs: dict[str, np.ndarray]
     cycles: int
     cores: dict[int, CoreStats]
-    load_cycles: int  # the weights of every core are in (weight_load_cycles)
+    load_cycles: int  # the weights of every core are in (weight_load_cycles; "overlap": and the first inputs)
     store_cycles: int  # the last graph output is out
     offchip_bytes: dict[str, int]  # weights, inputs, outputs (over all inferences)
     noc_bytes: int
@@ -305,18 +314,23 @@ class MeshSimulator:
 
     # ---- running ------------------------------------------------------------------------
     def run(self, inputs: dict[str, np.ndarray] | None = None, stream: int | None = None,
-            depth: int = 2) -> MeshRunResult:
+            depth: int = 2, weight_load: str = "first") -> MeshRunResult:
         """Run the program once, or with `stream=N` N inferences back to back
         (docs/mesh.md, "Streams"): an input whose leading axis is N gives each
         inference its own value (else every inference reads the same one), every
         output is stacked along a new leading axis of N, and a SEND of inference i
         waits until each destination has begun inference i - depth + 1 (`depth`
-        receive buffers per message name)."""
+        receive buffers per message name). `weight_load` is one of `WEIGHT_LOADS`:
+        "first" loads every weight before the first input ("Timing model"),
+        "overlap" (the original program start) loads each core's weights and first
+        inputs together, so a core starts as soon as its own bytes are in."""
         n = 1 if stream is None else int(stream)
         if n < 1:
             raise SimError(f"--stream must be at least 1, got {n}")
         if depth < 1:
             raise SimError(f"the stream depth must be at least 1, got {depth}")
+        if weight_load not in WEIGHT_LOADS:
+            raise SimError(f"unknown weight load '{weight_load}' (one of {', '.join(WEIGHT_LOADS)})")
         feeds = [dict(inputs or {}) for _ in range(n)]
         if stream is not None:
             feeds = [_inference_inputs(self, inputs or {}, n, k) for k in range(n)]
@@ -338,8 +352,10 @@ class MeshSimulator:
         wbytes = [sum(seg.size for seg in c.sec.program.data) for c in cores]
         ibytes = [sum(s.tile.nbytes for s in c.sec.program.inputs) for c in cores]
         obytes = [sum(s.tile.nbytes for s in c.sec.program.outputs) for c in cores]
-        wends = shared_transfers([(0, w) for w in wbytes], off.bytes_per_cycle, core_dma, off.latency_cycles)
-        weights_in = max([e for e, w in zip(wends, wbytes) if w] + [0])
+        overlap = weight_load == "overlap"
+        first_in = [w + i for w, i in zip(wbytes, ibytes)] if overlap else wbytes
+        wends = shared_transfers([(0, b) for b in first_in], off.bytes_per_cycle, core_dma, off.latency_cycles)
+        weights_in = max([e for e, b in zip(wends, first_in) if b] + [0])
         io = BandwidthCalendar(off.bytes_per_cycle, core_dma, off.latency_cycles)
 
         noc = Noc(mesh.width, mesh.height, mesh.noc.hop_latency_cycles, mesh.noc.link_bytes_per_cycle)
@@ -430,8 +446,9 @@ class MeshSimulator:
             core.decode_once()
             at = wend
             if ibytes_of[core.core]:
-                in_start[0].append(weights_in)
-                at = io.transfer(weights_in, ibytes_of[core.core])
+                in_start[0].append(0 if overlap else weights_in)
+                if not overlap:
+                    at = io.transfer(weights_in, ibytes_of[core.core])
             begin(core, at)
 
         runnable = [c.core for c in cores]

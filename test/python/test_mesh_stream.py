@@ -125,17 +125,26 @@ def test_one_input_is_reused_by_every_inference_and_weights_load_once(tmp_path):
     assert r.offchip_bytes["inputs"] == 4 * 4096 and r.offchip_bytes["outputs"] == 4 * 4096
 
 
-def test_stream_of_a_weights_program_reports_mac_utilisation(tmp_path):
+def matmul_program(tmp_path, n: int):
+    """test_mesh_sim's y = x @ w over two cores (each core holds half of w, 4 KiB, and
+    all of x, 2 KiB), with n random inputs x; returns (xs, w)."""
     from test_mesh_sim import K, M, N as NN, two_core_matmul
     import zlib
 
     rng = np.random.default_rng(5)
-    xs = rng.integers(-8, 8, (3, M, K)).astype(np.float32)
+    xs = rng.integers(-8, 8, (n, M, K)).astype(np.float32)
     w = rng.integers(-8, 8, (K, NN)).astype(np.float32)
     halves = [np.ascontiguousarray(w[:, : NN // 2]), np.ascontiguousarray(w[:, NN // 2 :])]
     (tmp_path / "w.data").write_bytes(halves[0].tobytes() + halves[1].tobytes())
     (tmp_path / "p.s").write_text(two_core_matmul("w.data").replace("{crc:08x}", f"{zlib.crc32(halves[1].tobytes()):08x}"))
     np.save(tmp_path / "x.npy", xs)
+    return xs, w
+
+
+def test_stream_of_a_weights_program_reports_mac_utilisation(tmp_path):
+    from test_mesh_sim import K, M, N as NN
+
+    xs, w = matmul_program(tmp_path, 3)
     rc = mesh_run([str(tmp_path / "p.s"), "--target", TARGET_FILE, "--input", f"x={tmp_path / 'x.npy'}",
                    "--stream", "3", "--report", str(tmp_path / "r.json"), "--output-dir", str(tmp_path / "o"),
                    "--trace", str(tmp_path / "t.json")])
@@ -200,3 +209,22 @@ def test_a_compiled_onnx_model_streams_distinct_inputs(tmp_path, capsys):
     assert rep["cycles_per_inference"] <= singles[0].latency_cycles
     assert rep["weight_load_cycles"] == singles[0].load_cycles > 0
     assert rep["cycles"] > rep["weight_load_cycles"] + rep["latency_cycles"]
+
+
+def test_the_original_program_start_stays_selectable(tmp_path, capsys):
+    xs, w = matmul_program(tmp_path, 1)
+    mp = read_mesh_program(str(tmp_path / "p.s"))
+    first = MeshSimulator(mp, T).run({"x": xs[0]})
+    over = MeshSimulator(mp, T).run({"x": xs[0]}, weight_load="overlap")
+    np.testing.assert_array_equal(first.outputs["y"], xs[0] @ w)
+    np.testing.assert_array_equal(over.outputs["y"], xs[0] @ w)
+    # "first": the two 4 KiB weight halves share 64 bytes/cycle (128 cycles + latency
+    # 10 = 138), then each core's 2 KiB x, core 0's reserved first: 138 + 32 + 10 = 180,
+    # core 1's after it: 170 + 32 + 10 = 212
+    assert first.load_cycles == 138 and {c: st.start for c, st in first.cores.items()} == {0: 180, 1: 212}
+    assert first.inference_in == [138]
+    # "overlap" (the original start): 6 KiB per core at 32 bytes/cycle each: 192 + 10
+    assert over.load_cycles == 202 and {c: st.start for c, st in over.cores.items()} == {0: 202, 1: 202}
+    assert over.inference_in == [0] and over.latency_cycles == over.inference_out[0]
+    assert mesh_run([str(tmp_path / "p.s"), "--target", TARGET_FILE, "--weight-load", "later"]) == 1
+    assert capsys.readouterr().err.strip() == "nnx-run: error: unknown weight load 'later' (one of first, overlap)"
