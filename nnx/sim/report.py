@@ -15,6 +15,7 @@ Top-level keys:
                       `total` (the peak of the sum, not the sum of the peaks)
 * `macs`              MACs the MPUs executed
 * `macs_skipped`      MACs the mapping unit let the MPUs skip (dense - executed)
+* `mac_utilization`   macs / (cycles x the MACs all MPUs can do per cycle)
 * `memory_over_time`  `cycles`: sample times; per cache and `total`: live bytes then
 """
 
@@ -59,6 +60,7 @@ def build_report(result: RunResult, target: Target, samples: int = 200) -> dict[
         "peak_cache_bytes": peaks,
         "macs": int(result.macs),
         "macs_skipped": int(result.macs_skipped),
+        "mac_utilization": round(result.macs / (total * core_macs_per_cycle(target)), 6),
         "memory_over_time": profile,
     }
 
@@ -67,10 +69,15 @@ def report_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=1) + "\n"
 
 
+def core_macs_per_cycle(target: Target) -> int:
+    """The MACs every MPU of one core can do in one cycle."""
+    mpu = target.unit("MPU")
+    return mpu.count * mpu.throughput
+
+
 def mesh_macs_per_cycle(target: Target) -> int:
     """The MACs every MPU of every core of the mesh can do in one cycle."""
-    mpu = target.unit("MPU")
-    return target.mesh.cores * mpu.count * mpu.throughput
+    return target.mesh.cores * core_macs_per_cycle(target)
 
 
 def build_mesh_report(result: Any, target: Target, samples: int = 200) -> dict[str, Any]:
