@@ -60,7 +60,7 @@ def noc_instr(unit: str, mnemonic: str, tile: Tile, peer: int | Sequence[int], t
         ins.srcs.append(tile)
     else:
         ins.dsts.append(tile)
-    if isinstance(peer, int):
+    if not hasattr(peer, "__iter__"):  # a core number (a Python or numpy integer)
         ins.attrs["core"] = int(peer)
     else:
         cores = tuple(int(c) for c in peer)

@@ -15,8 +15,9 @@ import json
 import numpy as np
 import pytest
 
-from nnx.sim.asm import AsmError
+from nnx.sim.asm import AsmError, parse_tile
 from nnx.sim.asm_mesh import format_mesh_program, parse_mesh_program
+from nnx.sim.isa_mesh import SEND, format_noc, noc_instr
 from nnx.sim.mesh_cli import main as mesh_run
 from nnx.sim.mesh_simulator import MeshSimulator
 from nnx.sim.noc import Noc, xy_tree
@@ -125,6 +126,11 @@ def test_round_trip_prints_core_sets_as_ranges():
     printed = format_mesh_program(mp)
     assert "DAU0 SEND    @{3,1-2}:t <- S:0x0<4x16xf32>" in printed
     assert format_mesh_program(parse_mesh_program(printed, "m.s")) == printed
+    # the compiler's constructor: a sequence of cores is a multicast, one core a unicast
+    tile = parse_tile("S:0x0<4x16xf32>")
+    assert format_noc(noc_instr("DAU0", SEND, tile, [5, 6, 7, 9], "a")) == "DAU0 SEND    @{5-7,9}:a <- S:0x0<4x16xf32>"
+    assert format_noc(noc_instr("DAU0", SEND, tile, np.array([2])[0], "a")) == "DAU0 SEND    @2:a <- S:0x0<4x16xf32>"
+    assert format_noc(noc_instr("DAU0", SEND, tile, (2,), "a")) == "DAU0 SEND    @2:a <- S:0x0<4x16xf32>"
 
 
 def _one(text: str) -> str:
