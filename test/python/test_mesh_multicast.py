@@ -186,3 +186,28 @@ def test_nnx_run_reports_the_multicast_and_rejects_a_bad_one(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == f"{tmp_path / 'b.s'}:6: error: SEND: core 0 is in its own multicast set"
     assert not (tmp_path / "b.json").exists()
+
+
+def test_tree_sizes_match_the_row_and_column_extents():
+    """Differential: the XY tree from (x0, y0) covers the source row from x0 out to the
+    farthest destination column on each side, then in every destination column the
+    span from y0 out to its farthest destination on each side; its link count is
+    that, and never more than the unicast routes' total."""
+    rng = np.random.default_rng(7)
+    w, h = 8, 6
+    for _ in range(200):
+        src = int(rng.integers(w * h))
+        others = [c for c in range(w * h) if c != src]
+        dsts = [int(c) for c in rng.choice(others, size=int(rng.integers(1, 12)), replace=False)]
+        x0, y0 = src % w, src // w
+        xs = [d % w for d in dsts]
+        row = max(0, max(xs) - x0) + max(0, x0 - min(xs))
+        cols = 0
+        for x in set(xs):
+            ys = [d // w for d in dsts if d % w == x]
+            cols += max(0, max(ys) - y0) + max(0, y0 - min(ys))
+        noc = Noc(w, h, hop_latency=3, link_bytes_per_cycle=8)
+        s, arrivals = noc.multicast(src, dsts, 80, 5)
+        assert noc.byte_hops == 80 * (row + cols) == 80 * len(xy_tree(src, dsts, w))
+        assert row + cols <= sum(abs(d % w - x0) + abs(d // w - y0) for d in dsts)
+        assert s == 5 and arrivals == [5 + 3 * (abs(d % w - x0) + abs(d // w - y0)) + 10 for d in dsts]
