@@ -185,12 +185,16 @@ class _Core:
         }
         self.icu = InstructionControlUnit(target, self.mem)
         self.units = set(target.unit_names())
-        self.engine: UnitEngine | None = None
         self.hook: Any = None
         #: SEND/RECV micro-op index -> (view of its local tile, its message names)
         self.noc: dict[int, tuple[np.ndarray, tuple[MessageKey, ...]]] = {}
         self.mops: list[MicroOp] = []
         self.ready: list[int] = []  # fetch-ready cycle of each micro-op after the core begins
+        self.new_run()
+
+    def new_run(self) -> None:
+        """Forget the previous run's timeline and totals (a simulator may run again)."""
+        self.engine: UnitEngine | None = None
         self.inference = 0
         self.begins: list[int] = []
         self.ends: list[int] = []
@@ -202,8 +206,8 @@ class _Core:
         self.macs = self.dense = 0
         self.bytes_moved: dict[str, int] = {}
 
-    def decode_once(self) -> None:
-        """Decode the section (its micro-ops are re-run by every inference)."""
+    def decode(self) -> None:
+        """Decode the section for a run (its micro-ops are re-run by every inference)."""
         instrs = self.sec.program.instrs
         self.ready = [int(r) for r in self.icu.icache.fetch_ready(len(instrs))]
         out: list[MicroOp] = []
@@ -442,8 +446,9 @@ class MeshSimulator:
         ibytes_of = {c.core: b for c, b in zip(cores, ibytes)}
         obytes_of = {c.core: b for c, b in zip(cores, obytes)}
         for core, wend in zip(cores, wends):
+            core.new_run()
             core.hook = make_hook(core)
-            core.decode_once()
+            core.decode()
             at = wend
             if ibytes_of[core.core]:
                 in_start[0].append(0 if overlap else weights_in)

@@ -228,3 +228,18 @@ def test_the_original_program_start_stays_selectable(tmp_path, capsys):
     assert over.inference_in == [0] and over.latency_cycles == over.inference_out[0]
     assert mesh_run([str(tmp_path / "p.s"), "--target", TARGET_FILE, "--weight-load", "later"]) == 1
     assert capsys.readouterr().err.strip() == "nnx-run: error: unknown weight load 'later' (one of first, overlap)"
+
+
+def test_a_simulator_runs_again_from_scratch():
+    """One MeshSimulator, a single run then a stream then a single run: each equals the
+    run of a fresh simulator (no timeline or totals carried over)."""
+    p = parse_mesh_program(pipeline(3, 5), "p.s")
+    sim = MeshSimulator(p, T)
+    runs = [sim.run({"x": XS[0]}), sim.run({"x": XS[:4]}, stream=4), sim.run({"x": XS[1]})]
+    fresh = [MeshSimulator(p, T).run({"x": XS[0]}), MeshSimulator(p, T).run({"x": XS[:4]}, stream=4),
+             MeshSimulator(p, T).run({"x": XS[1]})]
+    for a, b in zip(runs, fresh):
+        assert (a.cycles, a.inference_out, a.noc_bytes, a.link_bytes) == (b.cycles, b.inference_out, b.noc_bytes, b.link_bytes)
+        assert {c: (st.inferences, st.unit_busy) for c, st in a.cores.items()} == \
+            {c: (st.inferences, st.unit_busy) for c, st in b.cores.items()}
+        np.testing.assert_array_equal(a.outputs["y"], b.outputs["y"])
