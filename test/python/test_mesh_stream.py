@@ -243,3 +243,37 @@ def test_a_simulator_runs_again_from_scratch():
         assert {c: (st.inferences, st.unit_busy) for c, st in a.cores.items()} == \
             {c: (st.inferences, st.unit_busy) for c, st in b.cores.items()}
         np.testing.assert_array_equal(a.outputs["y"], b.outputs["y"])
+
+
+def test_a_multicast_waits_for_the_buffers_of_every_destination():
+    """Core 0 multicasts x to cores 1 (2 Negs) and 2 (20 Negs) every inference: with
+    depth 2 its SEND of inference k waits for the slow core 2 to begin k - 1."""
+    def sink(c, k):
+        n, sp = _negs(k)
+        return f""".core {c}
+.storage 4096
+.output y{c} S:0x0{TILE}
+.text
+DAU0 RECV N:0x0{TILE} <- @0:h
+DAU0 SIGNAL r
+VPU0 WAIT r
+{n}
+VPU0 SIGNAL d
+DAU0 WAIT d
+DAU0 STORE S:0x0{TILE} <- {sp}:0x0{TILE}
+"""
+    text = f""".mesh 2x2
+.core 0
+.storage 4096
+.input x S:0x0{TILE}
+.text
+DAU0 SEND @{{1,2}}:h <- S:0x0{TILE}
+""" + sink(1, 2) + sink(2, 20)
+    r = MeshSimulator(parse_mesh_program(text, "p.s"), T).run({"x": XS}, stream=N)
+    np.testing.assert_array_equal(r.outputs["y1"], XS)
+    np.testing.assert_array_equal(r.outputs["y2"], XS)
+    b0, b1, b2 = ([a for a, _ in r.cores[c].inferences] for c in (0, 1, 2))
+    for k in range(2, N - 1):
+        assert b0[k + 1] >= b2[k - 1] + 256  # the slow destination holds the sender back
+    assert b0[N - 1] - b0[2] > (N - 3) * (b0[1] - b0[0])  # slower than its own pace
+    assert r.noc_messages == N and r.noc_bytes == N * 4096
