@@ -52,14 +52,15 @@ def trace_json(trace: dict[str, Any]) -> str:
 
 def build_mesh_trace(result: Any, target: Target) -> dict[str, Any]:
     """The trace of a mesh run: one process per core ("core N") with one track per
-    unit (the ICU track shows the core's off-chip load and its instruction fetch), and
-    a process "NoC" with one track per used link ("A->B") showing when messages hold
-    it."""
+    unit (the ICU track shows the core's off-chip load and its instruction fetch) and
+    an "inference" track (one event per inference of a stream, from the core's begin
+    to its end of it), and a process "NoC" with one track per used link ("A->B")
+    showing when messages hold it."""
     us = 1e6 / target.clock_hz
     ev: list[dict[str, Any]] = []
     for c, st in sorted(result.cores.items()):
         pid = c + 1
-        tracks = ["ICU"] + list(st.unit_busy)
+        tracks = ["ICU"] + list(st.unit_busy) + ["inference"]
         tid = {u: i + 1 for i, u in enumerate(tracks)}
         ev.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": f"core {c}"}})
         ev.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
@@ -76,6 +77,10 @@ def build_mesh_trace(result: Any, target: Target) -> dict[str, Any]:
                 "ts": e.start * us, "dur": (e.end - e.start) * us,
                 "args": {"line": e.line, "start_cycle": e.start, "cycles": e.end - e.start},
             })
+        for k, (a, b) in enumerate(st.inferences):
+            ev.append({"name": f"inference {k}", "cat": "inference", "ph": "X", "pid": pid,
+                       "tid": tid["inference"], "ts": a * us, "dur": (b - a) * us,
+                       "args": {"inference": k, "start_cycle": a, "cycles": b - a}})
     noc_pid = len(result.cores) and max(result.cores) + 2
     if result.link_busy:
         ev.append({"name": "process_name", "ph": "M", "pid": noc_pid, "tid": 0, "args": {"name": "NoC"}})

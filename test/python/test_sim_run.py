@@ -91,6 +91,8 @@ def test_tiled_matmul_relu_matches_numpy_and_times_sanely(tmp_path):
         assert key in r
     t = load_target()
     assert r["macs"] == 8 * 64 * 32 and r["macs_skipped"] == 0
+    # 8 x 64 x 32 MACs over the run's cycles on the default core's 1,024 MACs/cycle
+    assert r["mac_utilization"] == round(8 * 64 * 32 / (r["cycles"] * 1024), 6)
     assert r["bytes_moved"] == (8 * 64 + 64 * 32 + 8 * 32) * 4
     # DMA time = latency + bytes / bandwidth, per transfer
     dma = t.dma_cycles(64 * 32 * 4) + 2 * t.dma_cycles(4 * 64 * 4) + 2 * t.dma_cycles(4 * 32 * 4)
