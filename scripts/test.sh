@@ -2,7 +2,7 @@
 # The whole test suite: lit (FileCheck) suites and pytest. Sets everything up first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NNX_EXTRAS=test NNX_MODELS=${NNX_MODELS:-1} bash scripts/setup.sh
+NNX_EXTRAS=test,ray NNX_MODELS=${NNX_MODELS:-1} bash scripts/setup.sh
 # mlir-opt-19 checks that our generic output is valid MLIR (skipped with a reason if absent).
 if ! command -v mlir-opt-19 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   (apt-get update -qq && apt-get install -y -qq --no-install-recommends mlir-19-tools) >/dev/null 2>&1 \

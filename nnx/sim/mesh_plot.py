@@ -1,78 +1,118 @@
-"""Heatmap of a mesh run (`nnx-run prog.s --plot mesh.png`; docs/mesh.md, "Simulator").
+"""Picture of a mesh run (`nnx-run prog.s --plot mesh.png|mesh.svg`; docs/mesh.md,
+"Simulator"; docs/pictures.md).
 
-Every core is a square coloured by its utilisation (its busiest unit's busy cycles /
-the run's cycles: white idle, dark red always busy); between neighbouring cores the
-four directed links are bars coloured by their load (busy cycles / cycles: white idle,
-dark blue saturated). East- and south-bound links sit in the first half of the gap,
-west- and north-bound ones in the second. matplotlib adds a title and colour bars when
-it is installed; otherwise the built-in PNG writer of nnx/topology/plot.py writes the
-same picture.
+Two panels under one title naming the program and the target:
+
+* the mesh: every core a cell coloured by its utilisation (its busiest unit's busy
+  cycles / the run's cycles; colour bar "core utilisation"), and between
+  neighbouring cores the two directed links as short parallel lines coloured by
+  their load (busy cycles / cycles; colour bar "link load"). East- and south-bound
+  links sit on one side of the line joining the core centres, west- and north-bound
+  ones on the other;
+* utilisation over time: one row per core, one column per time bin, coloured by the
+  core's busiest unit's busy fraction in that bin (`busy_over_time`, from the
+  per-unit busy intervals the simulator records), on the same colour scale.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
 
-from nnx.png import write_png
+from nnx.figures import new_figure
 
-
-def _ramp(frac: np.ndarray, rgb: tuple[int, int, int]) -> np.ndarray:
-    """White (0) -> `rgb` (1)."""
-    f = np.clip(frac, 0.0, 1.0)[..., None]
-    return (255 - f * (255 - np.array(rgb, dtype=np.float64))).astype(np.uint8)
-
-
-def mesh_image(width: int, height: int, core_util: dict[int, float],
-               link_util: dict[tuple[int, int], float], cell: int = 0) -> np.ndarray:
-    """The RGB picture (uint8, H x W x 3) of core utilisation and link load."""
-    cell = cell or max(6, min(40, 960 // max(width, height)))
-    gap = max(2, cell // 3)
-    pitch = cell + gap
-    img = np.full((height * pitch + gap, width * pitch + gap, 3), 235, np.uint8)
-    for c in range(width * height):
-        x, y = c % width, c // width
-        y0, x0 = gap + y * pitch, gap + x * pitch
-        img[y0 : y0 + cell, x0 : x0 + cell] = _ramp(np.array(core_util.get(c, 0.0)), (150, 0, 0))
-    half = max(1, cell // 2)
-    links = [(c, c + d) for c in range(width * height) for d in (1, -1, width, -width)
-             if 0 <= c + d < width * height and (abs(d) == width or (c + d) // width == c // width)]
-    for a, b in links:
-        u = link_util.get((a, b), 0.0)
-        ax, ay, bx, by = a % width, a // width, b % width, b // width
-        col = _ramp(np.array(u), (0, 0, 160))
-        if ay == by:  # horizontal link in the gap right of min(ax, bx)
-            gx = gap + max(ax, bx) * pitch - gap
-            y0 = gap + ay * pitch + (0 if bx > ax else half)
-            img[y0 : y0 + half, gx : gx + gap] = col
-        else:  # vertical link in the gap below min(ay, by)
-            gy = gap + max(ay, by) * pitch - gap
-            x0 = gap + ax * pitch + (0 if by > ay else half)
-            img[gy : gy + gap, x0 : x0 + half] = col
-    return img
+#: colour maps of core utilisation and link load
+CORE_CMAP, LINK_CMAP = "Reds", "Blues"
+#: time bins of the utilisation-over-time panel
+TIME_BINS = 100
+#: offset of a directed link's line from the line joining the two core centres (cells)
+LINK_OFFSET = 0.12
 
 
-def plot_mesh(path: str, width: int, height: int, core_util: dict[int, float],
-              link_util: dict[tuple[int, int], float], title: str = "") -> str:
-    """Write the heatmap to `path` (PNG); returns the backend ("matplotlib" or "builtin")."""
-    img = mesh_image(width, height, core_util, link_util)
-    try:
-        import matplotlib
+def busy_over_time(events: Mapping[int, Iterable], cores: int, cycles: int, bins: int = TIME_BINS) -> np.ndarray:
+    """(cores, bins) busy fractions: for each core and each of `bins` equal time bins
+    of [0, cycles), the largest fraction of the bin any one of its units is busy.
+    `events[c]` are core c's busy intervals (objects with `unit`, `start`, `end`)."""
+    edges = np.linspace(0.0, float(max(cycles, 1)), bins + 1)
+    out = np.zeros((cores, bins))
+    width = edges[1] - edges[0]
+    for c, evs in events.items():
+        by_unit: dict[str, list[tuple[int, int]]] = {}
+        for e in evs:
+            by_unit.setdefault(e.unit, []).append((e.start, e.end))
+        for spans in by_unit.values():
+            s, e = (np.asarray(v, dtype=np.float64)[:, None] for v in zip(*spans))
+            # busy cycles up to each bin edge, summed over the unit's intervals
+            covered = np.clip(edges[None, :] - s, 0.0, e - s).sum(axis=0)
+            out[c] = np.maximum(out[c], np.diff(covered) / width)
+    return np.clip(out, 0.0, 1.0)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.cm import ScalarMappable
-        from matplotlib.colors import LinearSegmentedColormap, Normalize
-    except ImportError:
-        write_png(path, img)
-        return "builtin"
-    fig, ax = plt.subplots(figsize=(max(5, width / 2.5), max(4, height / 3)))
-    ax.imshow(img, interpolation="nearest")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title(title or f"{width}x{height} mesh: core utilisation (red), link load (blue)")
-    for rgb, label in (((150, 0, 0), "core utilisation"), ((0, 0, 160), "link load")):
-        cmap = LinearSegmentedColormap.from_list(label, [(1, 1, 1), tuple(v / 255 for v in rgb)])
-        fig.colorbar(ScalarMappable(Normalize(0, 1), cmap), ax=ax, label=label, fraction=0.04)
-    fig.savefig(path, dpi=100, format="png")
-    plt.close(fig)
-    return "matplotlib"
+
+def _link_segments(width: int, height: int, link_util: Mapping[tuple[int, int], float]):
+    """Line segments (cell coordinates) and loads of every directed link between
+    neighbouring cores."""
+    segs, loads = [], []
+    n = width * height
+    for a in range(n):
+        ax_, ay = a % width, a // width
+        for b in (a + 1, a - 1, a + width, a - width):
+            if not 0 <= b < n or (abs(b - a) == 1 and b // width != ay):
+                continue
+            bx, by = b % width, b // width
+            side = LINK_OFFSET if b > a else -LINK_OFFSET
+            if ay == by:  # horizontal: east-bound above the centre line, west-bound below
+                segs.append([(ax_ + 0.5 * (bx - ax_) * 0.3, ay - side), (bx - 0.5 * (bx - ax_) * 0.3, by - side)])
+            else:
+                segs.append([(ax_ + side, ay + 0.5 * (by - ay) * 0.3), (bx + side, by - 0.5 * (by - ay) * 0.3)])
+            loads.append(float(link_util.get((a, b), 0.0)))
+    return segs, np.asarray(loads)
+
+
+def mesh_figure(width: int, height: int, core_util: Mapping[int, float],
+                link_util: Mapping[tuple[int, int], float], title: str,
+                busy: np.ndarray | None = None, cycles: int = 0) -> Figure:
+    """The figure of a mesh run: core utilisation and link load on the mesh, and
+    (with `busy`, `busy_over_time`'s array over `cycles`) utilisation over time."""
+    fig = new_figure(13.0 if busy is not None else 7.5, 5.5)
+    axes = fig.subplots(1, 2 if busy is not None else 1, squeeze=False)[0]
+    norm = Normalize(0.0, 1.0)
+    grid = np.zeros((height, width))
+    for c, u in core_util.items():
+        grid[c // width, c % width] = u
+    ax = axes[0]
+    im = ax.imshow(grid, cmap=CORE_CMAP, norm=norm, interpolation="nearest")
+    segs, loads = _link_segments(width, height, link_util)
+    if segs:
+        lines = LineCollection(segs, cmap=LINK_CMAP, norm=norm, linewidths=max(0.8, 4.0 - 0.15 * max(width, height)))
+        lines.set_array(loads)
+        ax.add_collection(lines)
+        fig.colorbar(lines, ax=ax, label="link load (busy / run cycles)", shrink=0.8)
+    ax.set_xlabel("core column (x)")
+    ax.set_ylabel("core row (y)")
+    ax.set_title(f"{width} x {height} mesh: mean core utilisation {grid.mean():.1%}")
+    if busy is not None:
+        bx = axes[1]
+        bx.imshow(busy, cmap=CORE_CMAP, norm=norm, aspect="auto", interpolation="nearest",
+                  extent=(0, max(cycles, 1), busy.shape[0] - 0.5, -0.5))
+        bx.set_xlabel("time (cycles)")
+        bx.set_ylabel("core (row-major index)")
+        bx.set_title(f"core utilisation over time ({busy.shape[1]} bins of {max(cycles, 1) / busy.shape[1]:,.0f} cycles)")
+    fig.colorbar(im, ax=list(axes), label="core utilisation (busiest unit busy / cycles)", shrink=0.8)
+    fig.suptitle(title)
+    return fig
+
+
+def mesh_run_figure(result, target, program: str) -> Figure:
+    """`mesh_figure` of a `MeshRunResult` on `target` (events recorded: the
+    over-time panel too), titled with the program and the target."""
+    mesh, cyc = target.mesh, max(result.cycles, 1)
+    core_util = {c: max(st.unit_busy.values(), default=0) / cyc for c, st in result.cores.items()}
+    link_util = {k: v / cyc for k, v in result.link_cycles.items()}
+    events = {c: st.events for c, st in result.cores.items() if st.events}
+    busy = busy_over_time(events, mesh.cores, cyc) if events else None
+    title = f"{program} on {target.name} ({mesh.width} x {mesh.height} cores), {result.cycles:,} cycles"
+    return mesh_figure(mesh.width, mesh.height, core_util, link_util, title, busy, cyc)
