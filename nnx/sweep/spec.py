@@ -140,7 +140,9 @@ def _models(source: str, raw: Any) -> tuple[ModelSpec, ...]:
 
 
 def _pipelines(source: str, raw: Any) -> tuple[str, ...]:
-    from nnx.pipeline import parse_pipeline_text
+    from xdsl.utils.exceptions import ArgSpecParseError
+
+    from nnx.api import compile_pipeline
 
     if raw is None:
         return (DEFAULT_PIPELINE,)
@@ -148,9 +150,9 @@ def _pipelines(source: str, raw: Any) -> tuple[str, ...]:
         raise _fail(source, "pipelines", "must be a non-empty list of pipeline strings (or \"default\")")
     for i, p in enumerate(raw):
         if p != DEFAULT_PIPELINE:
-            try:
-                parse_pipeline_text(p, f"pipelines[{i}]")
-            except (UserError, ValueError) as e:
+            try:  # every pass known, every option valid
+                compile_pipeline(p, what=f"pipelines[{i}]")
+            except (UserError, ValueError, ArgSpecParseError) as e:
                 raise _fail(source, f"pipelines[{i}]", str(e).strip().splitlines()[0]) from None
     if len(set(raw)) != len(raw):
         raise _fail(source, "pipelines", "a pipeline is listed twice")
