@@ -153,7 +153,8 @@ def _pipelines(source: str, raw: Any) -> tuple[str, ...]:
             try:  # every pass known, every option valid
                 compile_pipeline(p, what=f"pipelines[{i}]")
             except (UserError, ValueError, ArgSpecParseError) as e:
-                raise _fail(source, f"pipelines[{i}]", str(e).strip().splitlines()[0]) from None
+                why = str(e).strip().splitlines()[0].removeprefix(f"pipelines[{i}]: ")
+                raise _fail(source, f"pipelines[{i}]", why) from None
     if len(set(raw)) != len(raw):
         raise _fail(source, "pipelines", "a pipeline is listed twice")
     return tuple(raw)
