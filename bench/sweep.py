@@ -1,11 +1,11 @@
 """Benchmark: nnx-sweep's local process pool (docs/sweeps.md, "Running on many cores
 or a Ray cluster").
 
-A sweep of 24 points: 3 models (MLPs of width 256, 384 and 512, batch 16, built with
-onnx.helper) x 4 mesh variants (the 4 x 4 test mesh, test/passes/lower-to-mesh/Inputs/
-mesh4x4.toml, with width 2 or 4 and 512 KiB or 2 MiB cores) x 2 pipelines (the
-default, and fold/canonicalize/dce without subgraph splitting: one point of it does
-not fit and is an error row). Each point compiles the model and runs it on the mesh
+The example sweep of docs/sweeps.md (examples/sweep/sweep.toml): 24 points, 3 models
+(MLPs of width 256, 384 and 512, batch 16, examples/sweep/make_mlps.py) x 2 pipelines
+(the default, and fold/canonicalize/dce without subgraph splitting: one point of it
+does not fit and is an error row) x 4 variants of the 4 x 4 test mesh (width 2 or 4,
+512 KiB or 2 MiB cores). Each point compiles its model and runs it on the mesh
 simulator (about 1-3 s). The sweep runs with `--workers 1`, then `--workers 2` (and
 with `--ray local` when asked), each from an empty results file; the rows must be
 the same (metrics and status; not `seconds`). Prints the wall times and the ratio
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,20 +27,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "test" / "python"))
+EXAMPLE = ROOT / "examples" / "sweep"
+sys.path.insert(0, str(EXAMPLE))
 
-from test_sweep import mlp  # noqa: E402 - the test suite's model builder
-
-SWEEP = """
-models = [{ path = "p.onnx" }, { path = "q.onnx" }, { path = "r.onnx" }]
-pipelines = ["default", "builtin.module(graph-fold-constants,canonicalize,dce)"]
-metrics = ["cycles", "noc_byte_hops", "offchip.weight_bytes"]
-[target]
-base = "mesh4x4.toml"
-[target.grid]
-"mesh.width" = [2, 4]
-"mesh.core_memory_bytes" = [524288, 2097152]
-"""
+from make_mlps import MODELS, mlp  # noqa: E402 - the example sweep's models
 
 
 def run(d: Path, name: str, *extra: str) -> tuple[float, list[dict]]:
@@ -65,11 +54,11 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="nnx-bench-sweep-") as tmp:
         d = Path(tmp)
-        mlp(d / "p.onnx", 256, 6, 0, batch=16)
-        mlp(d / "q.onnx", 384, 4, 1, batch=16)
-        mlp(d / "r.onnx", 512, 3, 2, batch=16)
-        shutil.copy(ROOT / "test" / "passes" / "lower-to-mesh" / "Inputs" / "mesh4x4.toml", d / "mesh4x4.toml")
-        (d / "s.toml").write_text(SWEEP)
+        for name, width, layers, seed in MODELS:
+            mlp(str(d / name), width, layers, seed)
+        base = ROOT / "test" / "passes" / "lower-to-mesh" / "Inputs" / "mesh4x4.toml"
+        (d / "s.toml").write_text((EXAMPLE / "sweep.toml").read_text().replace(
+            "../../test/passes/lower-to-mesh/Inputs/mesh4x4.toml", str(base)))
         print(f"load average before: {os.getloadavg()[0]:.2f}; cores: {os.cpu_count()}", flush=True)
         engines = [("workers 1", ("--workers", "1")), ("workers 2", ("--workers", "2"))]
         if args.ray:

@@ -3,9 +3,10 @@ docs/sweeps.md, "The plot").
 
 One panel per metric (at most `MAX_METRIC_PANELS`): the metric against the first
 grid key (the model when there is no grid), one line per model, pipeline and
-combination of the other grid keys; with two metrics or more, one more panel: the
-first two metrics against each other, a point per result, one colour per model,
-and the Pareto front (no other point is lower in both) as a line. Only rows with
+combination of the other grid keys (colour: the model; line style: the pipeline;
+marker: the other grid values); with two metrics or more, one more panel: the first
+two metrics against each other, a point per result in its model's colour, and the
+Pareto front (no other point is lower in both) as a dashed staircase. Only rows with
 status `ok` are drawn; the title counts the others.
 """
 
@@ -21,6 +22,8 @@ from nnx.figures import new_figure
 from .spec import SweepSpec
 
 MAX_METRIC_PANELS = 4
+LINE_STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def _number(v: Any) -> float | None:
@@ -51,26 +54,36 @@ def sweep_figure(rows: Sequence[dict[str, Any]], spec: SweepSpec, title: str) ->
     metrics = list(spec.metrics[:MAX_METRIC_PANELS])
     pareto = len(spec.metrics) >= 2
     n = len(metrics) + pareto
-    fig = new_figure(min(6.0 * n, 20.0) + 2.5, 5.0)
+    fig = new_figure(min(5.0 * n, 20.0) + 3.0, 4.8)
     axes = fig.subplots(1, n, squeeze=False)[0]
     grid = list(spec.grid)
     xkey, others = (grid[0], grid[1:]) if grid else ("model", [])
     xs_all = list(spec.grid[xkey]) if grid else [m.name for m in spec.models]
     numeric_x = all(_number(v) is not None for v in xs_all)
     plabel = _pipeline_labels(spec)
+    colour = {m.name: f"C{i % 10}" for i, m in enumerate(spec.models)}
+    combos = {}
     series: dict[str, list[dict[str, Any]]] = {}
+    style: dict[str, dict[str, Any]] = {}
     for r in ok:
         parts = ([] if xkey == "model" else [r["model"]]) + [plabel[r["pipeline"]]]
         parts += [f"{k}={r[k]}" for k in others]
-        series.setdefault(", ".join(parts), []).append(r)
+        label = ", ".join(parts)
+        series.setdefault(label, []).append(r)
+        combo = combos.setdefault(tuple(r[k] for k in others), len(combos))
+        style[label] = {"color": "C0" if xkey == "model" else colour[r["model"]],
+                        "linestyle": LINE_STYLES[spec.pipelines.index(r["pipeline"]) % len(LINE_STYLES)],
+                        "marker": MARKERS[combo % len(MARKERS)]}
     position = {str(v): i for i, v in enumerate(xs_all)}
     for ax, metric in zip(axes, metrics):
         for label, rs in series.items():
             pts = sorted((_number(r[xkey]) if numeric_x else position[str(r[xkey])], _number(r[metric]))
                          for r in rs if _number(r[metric]) is not None)
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-        if not numeric_x:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, alpha=0.85, **style[label])
+        if numeric_x:
+            ax.set_xticks([_number(v) for v in xs_all], [str(v) for v in xs_all])
+        else:
             ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all], rotation=20)
         ax.set_xlabel(xkey)
         ax.set_ylabel(metric)
@@ -85,7 +98,8 @@ def sweep_figure(rows: Sequence[dict[str, Any]], spec: SweepSpec, title: str) ->
             pts = [p for p in pts if None not in p]
             allpts += pts
             if pts:
-                ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=22, alpha=0.8, label=f"model {m.name}")
+                ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=24, alpha=0.8, color=colour[m.name],
+                           label=f"model {m.name}")
         front = pareto_front(allpts)
         if front:
             ax.plot([p[0] for p in front], [p[1] for p in front], color="black", lw=1.2, ls="--", drawstyle="steps-post",
@@ -94,10 +108,14 @@ def sweep_figure(rows: Sequence[dict[str, Any]], spec: SweepSpec, title: str) ->
         ax.set_ylabel(my)
         ax.set_title(f"{my} against {mx} (lower is better)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small", loc="best")
+        if allpts:
+            ax.legend(fontsize="small", loc="best")
     if series:
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside right upper", fontsize="small", title="series")
     failed = len(rows) - len(ok)
-    fig.suptitle(title + (f" ({failed} points failed, not drawn)" if failed else ""))
+    fig.suptitle(title + (f" ({failed} failed point{'s' * (failed > 1)} not drawn)" if failed else ""))
+    named = [f"{plabel[p]}: {p}" for p in spec.pipelines if plabel[p] != p]
+    if named:
+        fig.supxlabel("; ".join(named), fontsize="small")
     return fig

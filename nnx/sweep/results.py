@@ -8,7 +8,8 @@ appending, so an interrupted sweep keeps every finished row; a partial last line
 (a write cut off) is dropped when the file is opened again. A re-run reads the keys
 already present and computes only the other points. When every point is in, the
 file is rewritten in point order, atomically (nnx/atomic_file.py), so the same sweep
-gives the same file however its points were scheduled (up to `seconds`).
+gives the same file however its points were scheduled (up to `seconds`); rows of
+points the sweep file no longer has are kept, after the others.
 """
 
 from __future__ import annotations
@@ -82,8 +83,11 @@ class ResultsFile:
         self.rows[str(row["key"])] = {c: str(row.get(c, "")) for c in self.header}
 
     def rewrite(self, order: Sequence[str]) -> None:
-        """Rewrite the file with the rows of `order` (keys) in that order, atomically."""
+        """Rewrite the file atomically with the rows of `order` (keys) in that order,
+        then any other rows it holds (points no longer in the sweep) as they were."""
+        first = set(order)
+        keys = list(order) + [k for k in self.rows if k not in first]
         with atomic_open(self.path, "w", newline="") as f:
             f.write(_line(self.header))
-            for k in order:
+            for k in keys:
                 f.write(_line(self.rows[k][c] for c in self.header))

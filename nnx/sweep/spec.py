@@ -107,6 +107,30 @@ def _unknown(source: str, table: dict, known: tuple[str, ...], where: str) -> No
             raise _fail(source, f"{where}{k}", f"unknown key (expected one of: {', '.join(known)})")
 
 
+def _check_shapes(source: str, where: str, path: str, shapes: dict[str, Any]) -> None:
+    """Each given input shape names a graph input of the ONNX file, with its rank
+    and its fixed dimensions; every input with a symbolic dimension has a shape."""
+    import onnx
+
+    try:
+        model = onnx.load(path, load_external_data=False)
+    except Exception as e:  # noqa: BLE001 - any unreadable model is the sweep file's mistake
+        raise _fail(source, f"{where}.path", f"not an ONNX model: {(str(e).splitlines() or [''])[0]}") from None
+    init = {i.name for i in model.graph.initializer}
+    inputs = {vi.name: [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+              for vi in model.graph.input if vi.name not in init}
+    for k, v in shapes.items():
+        if k not in inputs:
+            raise _fail(source, f"{where}.input_shapes.{k}", f"the model has no input '{k}' (inputs: {', '.join(inputs)})")
+        dims = inputs[k]
+        if len(v) != len(dims) or any(d is not None and d != g for d, g in zip(dims, v)):
+            shown = "x".join("?" if d is None else str(d) for d in dims)
+            raise _fail(source, f"{where}.input_shapes.{k}", f"{v} does not match the model's shape {shown}")
+    for k, dims in inputs.items():
+        if k not in shapes and None in dims:
+            raise _fail(source, f"{where}.input_shapes", f"input '{k}' has a symbolic dimension: give its shape")
+
+
 def _models(source: str, raw: Any) -> tuple[ModelSpec, ...]:
     if not isinstance(raw, list) or not raw:
         raise _fail(source, "models", "must be a non-empty list of tables like { path = \"m.onnx\" }")
@@ -128,6 +152,7 @@ def _models(source: str, raw: Any) -> tuple[ModelSpec, ...]:
         for k, v in shapes.items():
             if not isinstance(v, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in v):
                 raise _fail(source, f"{where}.input_shapes.{k}", f"must be a list of positive integers, got {v!r}")
+        _check_shapes(source, where, path, shapes)
         name = m.get("name", os.path.splitext(os.path.basename(path))[0])
         if not isinstance(name, str) or not name:
             raise _fail(source, f"{where}.name", "must be a non-empty string")

@@ -13,30 +13,15 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 from nnx.tools.nnx_sweep import main as sweep_main
 
 HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "sweep"))
+from make_mlps import mlp  # noqa: E402 - the example sweep's model builder
 MESH4 = os.path.join(HERE, "..", "passes", "lower-to-mesh", "Inputs", "mesh4x4.toml")
 PLAIN = "builtin.module(graph-fold-constants,canonicalize,dce)"
-
-
-def mlp(path, d: int, layers: int, seed: int, batch: int | str = 1) -> None:
-    """A chain of `layers` MatMul+Relu of width `d` (random weights); `batch` may be
-    symbolic (then the sweep file gives the input shape)."""
-    rng = np.random.default_rng(seed)
-    nodes, inits, x = [], [], "x"
-    for i in range(layers):
-        inits.append(numpy_helper.from_array((rng.standard_normal((d, d)) * 0.1).astype(np.float32), f"w{i}"))
-        nodes += [helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"]), helper.make_node("Relu", [f"m{i}"], [f"r{i}"])]
-        x = f"r{i}"
-    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, d])],
-                          [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, d])], inits)
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=10), str(path))
 
 
 SWEEP = f"""
@@ -54,9 +39,9 @@ base = "mesh4x4.toml"
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("sweep")
-    mlp(d / "a.onnx", 64, 2, 0)
+    mlp(d / "a.onnx", 64, 2, 0, batch=1)
     mlp(d / "b.onnx", 128, 3, 1, batch="n")
-    mlp(d / "c.onnx", 96, 4, 2)
+    mlp(d / "c.onnx", 96, 4, 2, batch=1)
     shutil.copy(MESH4, d / "mesh4x4.toml")
     (d / "s.toml").write_text(SWEEP)
     return d
@@ -143,7 +128,7 @@ def test_killed_sweep_resumes_with_the_missing_points_only(sweep_dir, one_worker
 
 
 def test_a_point_that_does_not_fit_is_a_row(tmp_path):
-    mlp(tmp_path / "big.onnx", 512, 2, 3)
+    mlp(tmp_path / "big.onnx", 512, 2, 3, batch=1)
     shutil.copy(MESH4, tmp_path / "mesh4x4.toml")
     (tmp_path / "s.toml").write_text(f"""
 models = [{{ path = "big.onnx" }}]
