@@ -211,3 +211,19 @@ def test_sweep_plot(sweep_dir, one_worker, tmp_path):
     assert sweep_main([str(sweep_dir / "s.toml"), "-o", str(sweep_dir / "w1.csv"), "--plot", str(out),
                        "--quiet"]) == 0
     assert b"<svg" in out.read_bytes()[:400]
+
+
+def test_profile_mode_takes_nnx_profile_metrics(sweep_dir, tmp_path):
+    """mode = "profile": nnx-profile's report per point; `fits` follows the grid's
+    device memory; the peak holds every weight (resident) plus a few activations."""
+    shutil.copy(sweep_dir / "a.onnx", tmp_path / "a.onnx")
+    (tmp_path / "p.toml").write_text('models = [{ path = "a.onnx" }]\nmetrics = ["peak_device_bytes", "fits"]\n'
+                                     'mode = "profile"\n[target.grid]\n"device.memory_bytes" = [16384, 1048576]\n')
+    out = tmp_path / "r.csv"
+    assert sweep_main([str(tmp_path / "p.toml"), "-o", str(out), "--workers", "1", "--quiet"]) == 0
+    small, large = read_rows(out)
+    weights, activation = 2 * 64 * 64 * 4, 64 * 4
+    for r in (small, large):
+        assert r["status"] == "ok"
+        assert weights < int(r["peak_device_bytes"]) <= weights + 4 * activation
+    assert (small["fits"], large["fits"]) == ("False", "True")
