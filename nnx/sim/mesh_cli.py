@@ -13,7 +13,6 @@ files are written only after a successful run, all of them or none.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from nnx.atomic_file import files_atomically
@@ -94,7 +93,7 @@ def simulate_mesh_main(argv: list[str]) -> int:
     if args.trace:
         texts[args.trace] = trace_json(build_mesh_trace(result, target))
     if args.plot:
-        texts[args.plot] = figure_bytes(mesh_run_figure(result, target, os.path.basename(args.program)), args.plot)
+        texts[args.plot] = figure_bytes(mesh_run_figure(result, target, program), args.plot)
     with files_atomically(texts):
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)

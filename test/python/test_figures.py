@@ -5,7 +5,6 @@ values) checked against the data it was given, and the file formats by extension
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -60,8 +59,7 @@ def test_format_by_extension(tmp_path):
 def test_busy_over_time_bins_the_unit_intervals():
     from nnx.sim.mesh_plot import busy_over_time
 
-    ev = lambda u, s, e: SimpleNamespace(unit=u, start=s, end=e)  # noqa: E731
-    busy = busy_over_time({0: [ev("A", 0, 50), ev("B", 25, 100)], 1: [ev("A", 10, 20), ev("A", 30, 35)]},
+    busy = busy_over_time({0: [("A", 0, 50), ("B", 25, 100)], 1: [("A", 10, 20), ("A", 30, 35)]},
                           cores=3, cycles=100, bins=4)
     np.testing.assert_allclose(busy[0], [1.0, 1.0, 1.0, 1.0])  # the busiest unit per bin
     np.testing.assert_allclose(busy[1], [0.4, 0.2, 0.0, 0.0])  # 10 and 5 of 25 cycles
@@ -69,7 +67,7 @@ def test_busy_over_time_bins_the_unit_intervals():
 
 
 def test_mesh_figure_cells_links_and_scales():
-    from matplotlib.collections import LineCollection
+    from matplotlib.collections import LineCollection, PatchCollection
 
     from nnx.sim.mesh_plot import mesh_figure
 
@@ -77,8 +75,9 @@ def test_mesh_figure_cells_links_and_scales():
     fig = mesh_figure(3, 2, {0: 1.0, 4: 0.25}, {(0, 1): 1.0, (4, 1): 0.5}, "net.s on nnx-mesh", busy, 1000)
     assert_readable(fig, ("net.s", "nnx-mesh"))
     mesh_ax, time_ax = plotting_axes(fig)
-    cells = mesh_ax.images[0].get_array()
-    assert cells.shape == (2, 3) and cells[0, 0] == 1.0 and cells[1, 1] == 0.25 and cells.sum() == 1.25
+    (squares,) = [c for c in mesh_ax.collections if isinstance(c, PatchCollection)]
+    cells = squares.get_array()
+    assert cells.shape == (6,) and cells[0] == 1.0 and cells[4] == 0.25 and cells.sum() == 1.25
     (links,) = [c for c in mesh_ax.collections if isinstance(c, LineCollection)]
     # 3 x 2 mesh: 7 neighbour pairs, two directions each
     assert len(links.get_segments()) == 14
@@ -90,9 +89,12 @@ def test_mesh_figure_cells_links_and_scales():
 
 
 def test_nnx_run_mesh_plot_shows_utilisation_over_time(tmp_path):
-    """A real mesh run: the over-time panel's per-core time average is at least the
-    busiest unit's share (the heatmap's cell) and the heatmap matches the report."""
+    """A real mesh run: the heatmap's cells are the report's core utilisations, and
+    each core's time average over the over-time panel is its busy share (one busy
+    unit per core here: a RECV counts only while its data arrive)."""
     import json
+
+    from matplotlib.collections import PatchCollection
 
     from nnx.sim.asm_mesh import parse_mesh_program
     from nnx.sim.mesh_cli import main as mesh_run
@@ -109,16 +111,21 @@ def test_nnx_run_mesh_plot_shows_utilisation_over_time(tmp_path):
     assert b"<svg" in (tmp_path / "m.svg").read_bytes()[:400]
     rep = json.loads((tmp_path / "r.json").read_text())
     tgt = load_target(target_file)
-    result = MeshSimulator(parse_mesh_program(text, "p.s"), tgt, record_events=True).run({})
-    fig = mesh_run_figure(result, tgt, "p.s")
+    program = parse_mesh_program(text, "p.s")
+    result = MeshSimulator(program, tgt, record_events=True).run({})
+    fig = mesh_run_figure(result, tgt, program)
     assert_readable(fig, ("p.s", tgt.name))
     mesh_ax, time_ax = plotting_axes(fig)
-    cells = mesh_ax.images[0].get_array().reshape(-1)
+    (squares,) = [c for c in mesh_ax.collections if isinstance(c, PatchCollection)]
+    cells = squares.get_array()
     for c, core in rep["cores"].items():
         assert cells[int(c)] == pytest.approx(core["utilisation"], abs=1e-6)
     over_time = time_ax.images[0].get_array()
-    assert over_time.shape[0] == 4
-    assert over_time[3].mean() >= cells[3] - 1e-9 > 0
+    assert over_time.shape == (4, 100)
+    for c in (0, 3):  # the sender is busy while it streams, the receiver while data arrive
+        assert over_time[c].mean() == pytest.approx(cells[c], rel=1e-9) and cells[c] > 0
+    # the RECV waits for the data: busy after the SEND starts, never before
+    assert over_time[3][: int(np.argmax(over_time[0] > 0))].max() == 0.0
     assert over_time[1].max() == 0.0  # core 1 has no program
 
 
