@@ -35,12 +35,14 @@ def memory_figure(curves: Sequence[Sequence[tuple[int, int]]], names: Sequence[s
         ax.step(ts, bs, where="post", color="tab:blue" if last else "0.55", lw=1.6 if last else 1.2,
                 label=f"{name} (peak {max((b for _, b in c), default=0) / MIB:,.1f} MiB)", zorder=3 if last else 2)
     cap_label = f"device memory {capacity / MIB:,.0f} MiB"
+    top = peak
     if capacity <= 2 * peak:
         ax.axhline(capacity / MIB, color="tab:red", ls="--", lw=1.2, label=cap_label)
+        top = max(top, capacity)
     else:
         ax.plot([], [], color="tab:red", ls="--", label=cap_label + " (off the scale)")
     ax.set_xlim(0, max(t_end * ms, 1e-9))
-    ax.set_ylim(0, None)
+    ax.set_ylim(0, max(top, 1) * 1.1 / MIB)
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("device memory (MiB)")
     ax.grid(alpha=0.3)
