@@ -39,16 +39,17 @@ def _init_worker() -> None:
 
 
 def _local(points: Sequence, fn: Callable, workers: int) -> Iterator[Any]:
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker)
+    finished = False
+    try:
         pending = {pool.submit(fn, p) for p in points}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
-                    yield f.result()
-        finally:
-            for f in pending:
-                f.cancel()
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                yield f.result()
+        finished = True
+    finally:  # interrupted: drop the queued points, do not wait for the running ones
+        pool.shutdown(wait=finished, cancel_futures=not finished)
 
 
 def _ray(points: Sequence, fn: Callable, workers: int, address: str) -> Iterator[Any]:
