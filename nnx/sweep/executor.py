@@ -52,6 +52,21 @@ def _local(points: Sequence, fn: Callable, workers: int) -> Iterator[Any]:
         pool.shutdown(wait=finished, cancel_futures=not finished)
 
 
+def _reachable(address: str, seconds: float = 5.0) -> str | None:
+    """None when `address` ("host:port" or "ray://host:port") accepts a TCP
+    connection within `seconds`, else why not (Ray itself retries for minutes)."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return None  # "auto" and other forms: Ray answers these quickly
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as e:
+        return e.strerror or str(e) or type(e).__name__
+    return None
+
+
 def _ray(points: Sequence, fn: Callable, workers: int, address: str) -> Iterator[Any]:
     from nnx.ir_io import UserError
 
@@ -64,6 +79,9 @@ def _ray(points: Sequence, fn: Callable, workers: int, address: str) -> Iterator
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, runtime_env=env,
                  logging_level=logging.WARNING)
     else:
+        why = _reachable(address)
+        if why:
+            raise UserError(f"--ray {address}: cannot connect: {why}")
         try:
             ray.init(address=address, log_to_driver=False, runtime_env=env, logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, ValueError) as e:

@@ -227,3 +227,13 @@ def test_profile_mode_takes_nnx_profile_metrics(sweep_dir, tmp_path):
         assert r["status"] == "ok"
         assert weights < int(r["peak_device_bytes"]) <= weights + 4 * activation
     assert (small["fits"], large["fits"]) == ("False", "True")
+
+
+def test_unreachable_ray_cluster_is_one_line(sweep_dir, tmp_path):
+    pytest.importorskip("ray", reason="Ray is the nnx[ray] extra (scripts/test.sh installs it)")
+    out = tmp_path / "r.csv"
+    r = subprocess.run([sys.executable, "-m", "nnx.tools.nnx_sweep", str(sweep_dir / "s.toml"), "-o", str(out),
+                        "--ray", "127.0.0.1:1", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stderr.strip().splitlines() == [
+        "nnx-sweep: error: --ray 127.0.0.1:1: cannot connect: Connection refused"], r.stderr
+    assert not out.exists()
