@@ -29,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", metavar="DIR")
     p.add_argument("--report", metavar="REPORT.json")
     p.add_argument("--trace", metavar="T.json", help="Chrome/Perfetto trace: a process per core, a track per unit")
-    p.add_argument("--plot", metavar="MESH.png", help="heatmap of core utilisation and link load")
+    p.add_argument("--plot", metavar="MESH.png", help="heatmap of core utilisation and link load, and core "
+                   "utilisation over time (.png or .svg; docs/pictures.md)")
     p.add_argument("--target", metavar="FILE")
     p.add_argument("--samples", type=int, default=200, help=argparse.SUPPRESS)
     return p

@@ -31,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="REPORT.json")
     p.add_argument("--trace", metavar="T.json", help="Chrome/Perfetto trace: the package's time line and every core")
     p.add_argument("--plot", metavar="TIMELINE.png",
-                   help="the programs along a time line: weight loads, host transfers, mesh runs")
+                   help="the programs along a time line: weight loads, host transfers, mesh runs "
+                   "(.png or .svg; docs/pictures.md)")
     p.add_argument("--target", metavar="FILE")
     return p
 
