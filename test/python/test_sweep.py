@@ -132,7 +132,7 @@ def test_a_point_that_does_not_fit_is_a_row(tmp_path):
     shutil.copy(MESH4, tmp_path / "mesh4x4.toml")
     (tmp_path / "s.toml").write_text(f"""
 models = [{{ path = "big.onnx" }}]
-pipelines = ["{PLAIN}"]
+pipelines = ["{PLAIN}", "default"]
 metrics = ["cycles"]
 [target]
 base = "mesh4x4.toml"
@@ -143,12 +143,17 @@ base = "mesh4x4.toml"
     out = tmp_path / "r.csv"
     assert sweep_main([str(tmp_path / "s.toml"), "-o", str(out), "--workers", "1", "--quiet"]) == 0
     rows = read_rows(out)
-    assert len(rows) == 4
-    small = [r for r in rows if (r["mesh.width"], r["mesh.core_memory_bytes"]) == ("2", "131072")][0]
+    assert len(rows) == 8
+    at = {(r["pipeline"], r["mesh.width"], r["mesh.core_memory_bytes"]): r for r in rows}
+    small = at[(PLAIN, "2", "131072")]
     assert "does not fit the mesh" in small["status"] and small["cycles"] == ""
     assert "\n" not in small["status"]
-    big = [r for r in rows if (r["mesh.width"], r["mesh.core_memory_bytes"]) == ("4", "2097152")][0]
+    big = at[(PLAIN, "4", "2097152")]
     assert big["status"] == "ok" and int(big["cycles"]) > 0
+    # the default pipeline makes a program package where one program does not fit;
+    # its weight loads between programs cost cycles
+    package = at[("default", "2", "131072")]
+    assert package["status"] == "ok" and int(package["cycles"]) > int(at[("default", "4", "2097152")]["cycles"])
 
 
 @pytest.mark.parametrize("text,key", [
