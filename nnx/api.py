@@ -51,6 +51,7 @@ __all__ = [
     "Program",
     "SimulationResult",
     "compile",
+    "compile_files",
     "compile_pipeline",
     "default_pipeline",
     "import_onnx",
@@ -60,6 +61,7 @@ __all__ = [
     "parse_module",
     "program_from_chip",
     "run_pipeline",
+    "run_report",
     "simulate",
 ]
 
@@ -284,6 +286,67 @@ def compile(  # noqa: A001 - the natural name; `nnx.api.compile` is always quali
     return program_from_chip(module, tgt)
 
 
+def _ends_in_chain(pipeline: Pipeline) -> bool:
+    """A mesh pipeline whose last pass before its `lower-to-mesh` is `subgraph-split` or
+    `subgraph-fuse` (docs/subgraph-split-fuse.md, "Program packages")."""
+    top = [getattr(n, "name", "") for n in pipeline.nodes]
+    return len(top) >= 2 and top[-1] == MESH_LOWERING and top[-2] in ("subgraph-split", "subgraph-fuse")
+
+
+def compile_files(
+    module: ModuleOp,
+    output: str,
+    target: str | None = None,
+    pipeline: str | None = None,
+    *,
+    sparsify: str | None = None,
+    filename: str | None = None,
+    print_ir_before_all: bool = False,
+    print_ir_after_all: bool = False,
+    time_passes: bool = False,
+    emit_mlir: str | None = None,
+) -> None:
+    """What nnx-compile writes for an imported `module` (changed in place): the
+    program `output` and its data file beside it. `target` is a target file (an
+    absolute path; None: the embedded default). With a mesh target (docs/mesh.md)
+    and no `pipeline`, a model that does not fit the mesh becomes a program package
+    (docs/subgraph-split-fuse.md); a `pipeline` ending in `subgraph-split` or
+    `subgraph-fuse{...}` makes each of its subgraphs one program of the package."""
+    pipe = compile_pipeline(pipeline, target, sparsify, what="--pipeline")
+    mesh = lowering_for(target) == MESH_LOWERING
+    chained = mesh and pipeline is not None and _ends_in_chain(pipe)
+    if chained:  # the pipeline's subgraphs become the package's programs
+        pipe = Pipeline(pipe.nodes[:-1])
+    package = mesh and (pipeline is None or chained)
+    run_pipeline(
+        module,
+        default_pipeline(target, sparsify, lower=False) if package and not chained else pipe,
+        filename=filename,
+        verify_each=False,
+        print_ir_before_all=print_ir_before_all,
+        print_ir_after_all=print_ir_after_all,
+        time_passes=time_passes,
+    )
+    if emit_mlir:
+        from nnx.ir_io import module_to_text, write_text_atomically
+
+        write_text_atomically(emit_mlir, module_to_text(module))
+    if package:  # a mesh target: one mesh program, or a package of them when it does not fit
+        from nnx.split_fuse.programs import write_mesh_programs
+
+        write_mesh_programs(module, target, output)
+        return
+    from nnx.passes.lower_to_mesh import ASM_ATTR, DATA_ATTR, write_mesh_files
+
+    if ASM_ATTR in module.attributes:  # lower-to-mesh: a mesh program (docs/mesh.md)
+        from nnx.resources import elements_value
+
+        data = elements_value(module.attributes[DATA_ATTR]).tobytes()
+        write_mesh_files(module.attributes[ASM_ATTR].data, data, output)
+        return
+    program_from_chip(module, load_target(target), output).save(output)
+
+
 # --------------------------------------------------------------------------------------
 # Simulating
 # --------------------------------------------------------------------------------------
@@ -328,3 +391,24 @@ def simulate(
         sim = Simulator(read_program(os.fspath(program)), tgt, record_events=True)
     result = sim.run(dict(inputs))
     return SimulationResult(result.outputs, result.cycles, build_report(result, tgt), result)
+
+
+def run_report(path: str | os.PathLike[str], inputs: Mapping[str, np.ndarray], target: str | Target | None = None) -> dict[str, Any]:
+    """Run the program file nnx-compile wrote at `path` (a program package, a mesh
+    program or a one-core program) on its simulator, as nnx-run does, and return the
+    report nnx-run --report writes. `target`: a target file or `Target`; default: the
+    embedded default."""
+    from nnx.sim.asm_mesh import read_mesh_program
+    from nnx.sim.mesh_cli import is_mesh_program
+    from nnx.sim.package import is_package, read_package, run_package
+
+    path = os.fspath(path)
+    tgt = target if isinstance(target, Target) else load_target(target)
+    if is_package(path):
+        return run_package(read_package(path), inputs, tgt).report()
+    if is_mesh_program(path):
+        from nnx.sim.mesh_simulator import MeshSimulator
+        from nnx.sim.report import build_mesh_report
+
+        return build_mesh_report(MeshSimulator(read_mesh_program(path), tgt).run(dict(inputs)), tgt)
+    return simulate(path, inputs, tgt).report

@@ -39,7 +39,8 @@ Options:
   candidate through `lower-to-chip` on chip IR, the original method);
 * `schedule` (true) the `lower-to-chip` option the measurements compile with;
   `target` the target TOML; `jobs` compile processes (0 = the cores, at most 4);
-* `report="r.json"`, `dot="g.dot"`, `gantt="g.png"` (also `g.onnx.png`, before).
+* `report="r.json"`, `dot="g.dot"`, `gantt="g.png"` or `"g.svg"` (also `g.onnx.png`,
+  before; docs/pictures.md).
 
     nnx-opt m.mlir -p 'topo-reorder{cost=simulate max-orders=64 report="r.json"},lower-to-chip'
 """
@@ -96,6 +97,8 @@ class TopoReorderPass(ModulePass):
             raise PassError(f"topo-reorder: search={self.search!r}: expected one of {', '.join(SEARCHES)}")
         if self.cost not in COSTS:
             raise PassError(f"topo-reorder: cost={self.cost!r}: expected one of {', '.join(COSTS)}")
+        if self.gantt and not self.gantt.lower().endswith((".png", ".svg")):
+            raise PassError(f"topo-reorder: gantt={self.gantt!r}: the file name must end in .png or .svg")
         for nm, v, lo in (("budget", self.budget, 0), ("time-limit", self.time_limit, 0),
                           ("max-orders", self.max_orders, 1), ("merge-below", self.merge_below, 1),
                           ("shortlist", self.shortlist, 0), ("baseline-random", self.baseline_random, 0),
@@ -177,6 +180,8 @@ class TopoReorderPass(ModulePass):
                 timelines.append([(u, s + offset, e + offset, i) for u, s, e, i in r.intervals])
                 offset += r.cycles
             try:
-                R.write_gantt(path, timelines, target.unit_names(), title=os.path.basename(path))
+                which = "chosen" if path == self.gantt else "ONNX"
+                R.write_gantt(path, timelines, target.unit_names(),
+                              title=f"@{func_name} on {target.name}: {which} order, {offset:,} cycles")
             except OSError as e:
                 raise PassError(f"topo-reorder: cannot write '{path}': {e.strerror}") from None

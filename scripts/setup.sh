@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv and installs nnx into it (editable). Idempotent; used by demo.sh and test.sh.
-#   NNX_EXTRAS=test  also installs the test tools (pytest, lit, FileCheck, onnxruntime, ...)
+#   NNX_EXTRAS=test  also installs the test tools (pytest, lit, FileCheck, onnxruntime, ...);
+#   NNX_EXTRAS=test,ray  also Ray, for nnx-sweep --ray (scripts/test.sh uses this)
 #   NNX_MODELS=1     also installs torch 2.13.0 (CPU) + transformers for the real-model tests
 set -euo pipefail
 cd "$(dirname "$0")/.."

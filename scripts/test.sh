@@ -2,7 +2,7 @@
 # The whole test suite: lit (FileCheck) suites and pytest. Sets everything up first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NNX_EXTRAS=test NNX_MODELS=${NNX_MODELS:-1} bash scripts/setup.sh
+NNX_EXTRAS=test,ray NNX_MODELS=${NNX_MODELS:-1} bash scripts/setup.sh
 # mlir-opt-19 checks that our generic output is valid MLIR. Installed when this user may:
 # a busy apt/dpkg (another install holding its lock) is waited for, not skipped.
 if ! command -v mlir-opt-19 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -6,7 +6,7 @@
 #   Sandybridge, or Haswell when the environment already runs Sandybridge kernels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NNX_EXTRAS=test NNX_MODELS=${NNX_MODELS:-1} bash scripts/setup.sh
+NNX_EXTRAS=test,ray NNX_MODELS=${NNX_MODELS:-1} bash scripts/setup.sh
 if [ -z "${BLAS_CORETYPE:-}" ]; then
   if [ "${OPENBLAS_CORETYPE:-}" = Sandybridge ]; then BLAS_CORETYPE=Haswell; else BLAS_CORETYPE=Sandybridge; fi
 fi

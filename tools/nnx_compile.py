@@ -63,7 +63,6 @@ def _parser() -> argparse.ArgumentParser:
 def _main(argv: list[str]) -> int:
     from nnx import api
     from nnx.importer.shapes import parse_input_shape
-    from nnx.ir_io import module_to_text, write_text_atomically
     from nnx.plugins import load_pass_plugin
     from nnx.target import load_target
 
@@ -80,53 +79,24 @@ def _main(argv: list[str]) -> int:
     if not args.output:
         raise UsageError("-o PROG.s is required")
     try:
-        target = load_target(args.target)
+        load_target(args.target)  # a bad target fails before the import
     except OSError as e:
         raise UsageError(f"--target {args.target}: {e.strerror}") from None
     shapes = dict(parse_input_shape(s) for s in args.input_shape)  # as nnx-import
     module = api.import_onnx(args.model, shapes or None, args.batch)
-    mesh = api.lowering_for(target_path) == api.MESH_LOWERING
-    chained = mesh and args.pipeline is not None and _ends_in_chain(pipeline)
-    if chained:  # the pipeline's subgraphs become the package's programs
-        from nnx.pipeline import Pipeline
-
-        pipeline = Pipeline(pipeline.nodes[:-1])
-    package = mesh and (args.pipeline is None or chained)
-    api.run_pipeline(
+    api.compile_files(
         module,
-        api.default_pipeline(target_path, args.sparsify, lower=False) if package and not chained else pipeline,
+        args.output,
+        target_path,
+        args.pipeline,
+        sparsify=args.sparsify,
         filename=args.model,
-        verify_each=False,
         print_ir_before_all=args.mlir_print_ir_before_all,
         print_ir_after_all=args.mlir_print_ir_after_all,
         time_passes=args.time_passes,
+        emit_mlir=args.emit_mlir,
     )
-    if args.emit_mlir:
-        write_text_atomically(args.emit_mlir, module_to_text(module))
-    if package:  # a mesh target: one mesh program, or a package of them when it does not fit
-        from nnx.split_fuse.programs import write_mesh_programs
-
-        write_mesh_programs(module, target_path, args.output)
-        return 0
-    from nnx.passes.lower_to_mesh import ASM_ATTR, DATA_ATTR, write_mesh_files
-
-    if ASM_ATTR in module.attributes:  # lower-to-mesh: a mesh program (docs/mesh.md)
-        from nnx.resources import elements_value
-
-        data = elements_value(module.attributes[DATA_ATTR]).tobytes()
-        write_mesh_files(module.attributes[ASM_ATTR].data, data, args.output)
-        return 0
-    api.program_from_chip(module, target, args.output).save(args.output)
     return 0
-
-
-def _ends_in_chain(pipeline) -> bool:
-    """A mesh pipeline whose last pass before its `lower-to-mesh` is `subgraph-split` or
-    `subgraph-fuse` (docs/subgraph-split-fuse.md, "Program packages")."""
-    from nnx import api
-
-    top = [getattr(n, "name", "") for n in pipeline.nodes]
-    return len(top) >= 2 and top[-1] == api.MESH_LOWERING and top[-2] in ("subgraph-split", "subgraph-fuse")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

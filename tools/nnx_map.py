@@ -1,7 +1,7 @@
 """nnx-map: map a neuron topology onto a core mesh (docs/neuron-mapping.md).
 
     nnx-map INPUT -o MAP.npy --mesh WxH --capacity C [--seed S] [--trials N]
-            [--report REPORT.json] [--plot FILE.png] [--algorithm nnx|seed]
+            [--report REPORT.json] [--plot FILE.png|FILE.svg] [--algorithm nnx|seed]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("--trials", type=int, default=4, help="random trials per coarsening round "
                    "and bisection (the original uses 4-8)")
     p.add_argument("--report", help="write REPORT.json")
-    p.add_argument("--plot", help="write a PNG of core load and heaviest traffic")
+    p.add_argument("--plot", help="write a picture (.png or .svg) of core load and heaviest traffic")
     p.add_argument("--algorithm", choices=("nnx", "seed"), default="nnx",
                    help="'seed' = the original algorithm exactly (docs/neuron-mapping.md, "
                    "section 2); 'nnx' (default) adds the changes of docs/neuron-mapping.md, "
@@ -53,6 +53,7 @@ def _run(argv) -> int:
     from nnx.topology import io as tio
     from nnx.topology.mapper import PlaceOptions, evaluate, map_graph, parse_mesh
     from nnx.topology.partition import MappingError, PartitionOptions, plan_groups
+    from nnx.figures import figure_format
     from nnx.topology.report import Progress, build_report, save_json, save_npy
 
     mesh_w, mesh_h = parse_mesh(args.mesh)
@@ -60,6 +61,8 @@ def _run(argv) -> int:
         raise MappingError(f"--capacity must be positive (got {args.capacity})")
     if not 1 <= args.trials <= 64:
         raise MappingError(f"--trials must be in 1..64 (got {args.trials})")
+    if args.plot:
+        figure_format(args.plot)
     for path in (args.output, args.report, args.plot):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise MappingError(f"{path}: directory does not exist")
@@ -97,11 +100,12 @@ def _run(argv) -> int:
     save_npy(args.output, res.core.astype(np.int32))
     times["total"] = time.perf_counter() - t0
     if args.plot:
-        from nnx.topology.plot import plot_mapping
-        from nnx.atomic_file import atomic_path
+        from nnx.figures import save_figure
+        from nnx.topology.plot import mapping_figure
 
-        with atomic_path(args.plot) as tmp:
-            plot_mapping(tmp, g, res.core, mesh_w, mesh_h, args.capacity)
+        title = (f"{os.path.basename(args.input)} on a {mesh_w} x {mesh_h} mesh: "
+                 f"{g.n:,} neurons in {len(res.loads)} groups on {ev['cores_used']} cores")
+        save_figure(mapping_figure(g, res.core, mesh_w, mesh_h, args.capacity, title), args.plot)
     if args.report:
         rep = build_report(neurons=g.n, synapses=nsyn, groups=len(res.loads), evaluation=ev,
                            times=times, stats=res.stats, mesh=(mesh_w, mesh_h), seed=args.seed)

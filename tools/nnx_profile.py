@@ -13,7 +13,7 @@ units and host link, and writes:
   ops; with `--baseline`, the same for BEFORE.mlir under `baseline` and the ratios
   `peak_ratio` and `slowdown`;
 * the plot: device memory over time (both curves with `--baseline`), the device
-  capacity as a red line; PNG (no text) or SVG (with axis labels) by the suffix;
+  capacity as a red line (nnx/memory_plot.py); PNG or SVG by the suffix;
 * the trace: Perfetto/Chrome JSON, one track per unit plus a `device memory` counter.
 
 A graph that does not fit is a report (`fits: false`), not an error. Mistakes get one
@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
-import numpy as np
-
 from nnx.cli import ArgumentParser, UsageError, run_tool
-from nnx.png import png_bytes
 
 PROG = "nnx-profile"
 _Fail = UsageError  # a user mistake: one line, exit 1 (nnx/cli.py)
@@ -106,81 +104,6 @@ def profile(func, target) -> tuple[dict[str, Any], Any, Any]:
     return rep, tl, bt
 
 
-# ---- plots ---------------------------------------------------------------------------
-
-
-def _scale(curves, cap):
-    t_max = max(max((t for t, _ in c), default=0) for c in curves) or 1
-    peak = max(max((b for _, b in c), default=0) for c in curves)
-    # the capacity line only when it is near the curves (a tiny graph stays readable)
-    return t_max, (max(cap, peak) if cap <= 2 * peak else peak) * 1.05 or 1
-
-
-def plot_png(curves: list[list[tuple[int, int]]], cap: int, w: int = 900, h: int = 420) -> bytes:
-    """Step curves of device memory (blue: last curve, grey: earlier ones) and the
-    capacity (red), grid lines every GiB (or tenth of the range below 1 GiB)."""
-    rgb = bytearray(b"\xff" * (w * h * 3))
-    m = 20
-    t_max, b_max = _scale(curves, cap)
-
-    def px(x: int, y: int, c: tuple[int, int, int]) -> None:
-        if 0 <= x < w and 0 <= y < h:
-            i = (y * w + x) * 3
-            rgb[i:i + 3] = bytes(c)
-
-    X = lambda t: m + int((w - 2 * m) * t / t_max)  # noqa: E731
-    Y = lambda b: h - m - int((h - 2 * m) * b / b_max)  # noqa: E731
-    step = 1 << 30 if b_max > (1 << 30) else max(int(b_max / 10), 1)
-    g = step
-    while g < b_max:
-        for x in range(m, w - m, 2):
-            px(x, Y(g), (220, 220, 220))
-        g += step
-    for x in range(m, w - m):
-        px(x, h - m, (0, 0, 0))
-        if x % 6 < 4 and cap <= b_max:
-            px(x, Y(cap), (220, 0, 0))
-    for y in range(m, h - m):
-        px(m, y, (0, 0, 0))
-    for k, c in enumerate(curves):
-        col = (0, 90, 200) if k == len(curves) - 1 else (150, 150, 150)
-        pts = list(c) + [(t_max, c[-1][1] if c else 0)]
-        for (t0, b0), (t1, _) in zip(pts, pts[1:]):
-            x0, x1, y = X(t0), X(t1), Y(b0)
-            for x in range(x0, x1 + 1):
-                px(x, y, col)
-            if (t1, _) != pts[-1]:
-                y1 = Y(_)
-                for yy in range(min(y, y1), max(y, y1) + 1):
-                    px(x1, yy, col)
-    return png_bytes(np.frombuffer(bytes(rgb), dtype=np.uint8).reshape(h, w, 3))
-
-
-def plot_svg(curves: list[list[tuple[int, int]]], cap: int, clock_hz: int, names: list[str]) -> bytes:
-    """The same plot as SVG, with axis labels."""
-    w, h, m = 900, 420, 60
-    t_max, b_max = _scale(curves, cap)
-    X = lambda t: m + (w - 2 * m) * t / t_max  # noqa: E731
-    Y = lambda b: h - m - (h - 2 * m) * b / b_max  # noqa: E731
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{w}" height="{h}" fill="white"/>',
-           f'<line x1="{m}" y1="{h - m}" x2="{w - m}" y2="{h - m}" stroke="black"/>',
-           f'<line x1="{m}" y1="{m}" x2="{m}" y2="{h - m}" stroke="black"/>',
-           f'<line x1="{m}" y1="{Y(cap):.1f}" x2="{w - m}" y2="{Y(cap):.1f}" stroke="red" stroke-dasharray="6,3"/>',
-           f'<text x="{w - m}" y="{Y(cap) - 4:.1f}" text-anchor="end" fill="red">device memory {cap / 2**30:.2f} GiB</text>',
-           f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">time (ms), {t_max / clock_hz * 1e3:.2f} ms in all</text>',
-           f'<text x="15" y="{h / 2}" transform="rotate(-90 15 {h / 2})" text-anchor="middle">device memory (GiB)</text>']
-    for k, c in enumerate(curves):
-        col = "#005ac8" if k == len(curves) - 1 else "#999999"
-        pts = []
-        for (t0, b0), (t1, _) in zip(c, list(c[1:]) + [(t_max, 0)]):
-            pts += [f"{X(t0):.1f},{Y(b0):.1f}", f"{X(t1):.1f},{Y(b0):.1f}"]
-        out.append(f'<polyline fill="none" stroke="{col}" points="{" ".join(pts)}"/>')
-        out.append(f'<text x="{m + 10}" y="{m + 15 * (k + 1)}" fill="{col}">{names[k]}</text>')
-    out.append("</svg>\n")
-    return "\n".join(out).encode()
-
-
 def trace_json(bt, tl, clock_hz: int) -> bytes:
     """Perfetto/Chrome trace: one complete event per op on its unit's track, and a
     `device memory` counter track (bytes)."""
@@ -202,12 +125,14 @@ def trace_json(bt, tl, clock_hz: int) -> bytes:
 
 def _run(argv: list[str]) -> int:
     from nnx.atomic_file import write_files_atomically
+    from nnx.figures import figure_bytes, figure_format
+    from nnx.memory_plot import memory_figure
     from nnx.target import load_target
 
     args = build_parser().parse_args(argv)
     target = load_target(args.target or None)
-    if args.plot and not args.plot.endswith((".png", ".svg")):
-        raise _Fail(f"--plot {args.plot}: the file name must end in .png or .svg")
+    if args.plot:
+        figure_format(args.plot)
     func = _load(args.input, args.function)
     rep, tl, bt = profile(func, target)
     curves, names = [tl.curve], [args.input]
@@ -219,8 +144,10 @@ def _run(argv: list[str]) -> int:
         curves, names = [btl.curve, tl.curve], [args.baseline, args.input]
     outputs: dict[str, bytes] = {args.report: (json.dumps(rep, indent=2) + "\n").encode()}
     if args.plot:
-        outputs[args.plot] = (plot_svg(curves, target.device.memory_bytes, target.clock_hz, names)
-                              if args.plot.endswith(".svg") else plot_png(curves, target.device.memory_bytes))
+        title = f"{os.path.basename(args.input)} on {target.name}: device memory over time"
+        fig = memory_figure(curves, [os.path.basename(n) for n in names], target.device.memory_bytes,
+                            target.clock_hz, title)
+        outputs[args.plot] = figure_bytes(fig, args.plot)
     if args.trace:
         outputs[args.trace] = trace_json(bt, tl, target.clock_hz)
     write_files_atomically(outputs)

@@ -1,7 +1,7 @@
 """`nnx-run PROG.s` for a mesh program (one whose first directive is `.mesh WxH`):
 
     nnx-run prog.s --input NAME=FILE.npy ... [--output-dir DIR] [--report R.json]
-            [--trace T.json] [--plot mesh.png] [--target FILE]
+            [--trace T.json] [--plot mesh.png|mesh.svg] [--target FILE]
             [--stream N [--stream-depth D]] [--weight-load first|overlap]
 
 runs every core concurrently on the mesh simulator (mesh_simulator.py). With
@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", metavar="DIR")
     p.add_argument("--report", metavar="REPORT.json")
     p.add_argument("--trace", metavar="T.json", help="Chrome/Perfetto trace: a process per core, a track per unit")
-    p.add_argument("--plot", metavar="MESH.png", help="heatmap of core utilisation and link load")
+    p.add_argument("--plot", metavar="MESH.png", help="heatmap of core utilisation and link load, and core "
+                   "utilisation over time (.png or .svg; docs/pictures.md)")
     p.add_argument("--target", metavar="FILE")
     p.add_argument("--stream", type=int, metavar="N",
                    help="run N inferences back to back (weights loaded once); outputs gain a leading axis of N")
@@ -85,12 +86,15 @@ def resolve_target(path: str | None, program: MeshProgram) -> Target:
 def simulate_mesh_main(argv: list[str]) -> int:
     """The mesh mode of nnx-run (errors propagate to nnx.cli.run_tool); every output
     file (report, trace, plot, output arrays) is written after the run, all or none."""
-    from nnx.sim.mesh_plot import plot_mesh
+    from nnx.figures import figure_bytes, figure_format
+    from nnx.sim.mesh_plot import mesh_run_figure
     from nnx.sim.mesh_simulator import MeshSimulator
     from nnx.sim.report import build_mesh_report, report_json
     from nnx.sim.trace import build_mesh_trace, trace_json
 
     args = _parser().parse_args(argv)
+    if args.plot:
+        figure_format(args.plot)
     inputs = load_inputs(args.input)
     program = read_mesh_program(args.program)
     target = resolve_target(args.target, program)
@@ -98,19 +102,16 @@ def simulate_mesh_main(argv: list[str]) -> int:
         raise UsageError(f"--stream must be at least 1, got {args.stream}")
     if args.stream_depth < 1:
         raise UsageError(f"--stream-depth must be at least 1, got {args.stream_depth}")
-    result = MeshSimulator(program, target, record_events=bool(args.trace)).run(
+    result = MeshSimulator(program, target, record_events=bool(args.trace or args.plot)).run(
         inputs, stream=args.stream, depth=args.stream_depth, weight_load=args.weight_load)
-    texts: dict[str, str] = {}
+    texts: dict[str, str | bytes] = {}
     if args.report:
         texts[args.report] = report_json(build_mesh_report(result, target, args.samples))
     if args.trace:
         texts[args.trace] = trace_json(build_mesh_trace(result, target))
-    with files_atomically(texts, [args.plot] if args.plot else []) as plot_tmp:
-        if args.plot:
-            mesh, cyc = target.mesh, max(result.cycles, 1)
-            plot_mesh(plot_tmp[0], mesh.width, mesh.height,
-                      {c: max(st.unit_busy.values(), default=0) / cyc for c, st in result.cores.items()},
-                      {k: v / cyc for k, v in result.link_cycles.items()})
+    if args.plot:
+        texts[args.plot] = figure_bytes(mesh_run_figure(result, target, program), args.plot)
+    with files_atomically(texts):
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)
     return 0

@@ -2,7 +2,7 @@
 `.package`, nnx/sim/package.py):
 
     nnx-run prog.s --input NAME=FILE.npy ... [--output-dir DIR] [--report R.json]
-            [--trace T.json] [--plot timeline.png] [--target FILE]
+            [--trace T.json] [--plot timeline.png|.svg] [--target FILE]
 
 runs the programs in order on the mesh simulator and prints `cycles` (weight loads,
 host transfers and mesh runs included), `programs`, and per program its weight-load
@@ -15,6 +15,7 @@ output files are written after a successful run, all or none.
 from __future__ import annotations
 
 import argparse
+import os
 
 from nnx.atomic_file import files_atomically
 from nnx.cli import ArgumentParser, UsageError
@@ -30,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="REPORT.json")
     p.add_argument("--trace", metavar="T.json", help="Chrome/Perfetto trace: the package's time line and every core")
     p.add_argument("--plot", metavar="TIMELINE.png",
-                   help="the programs along a time line: weight loads, host transfers, mesh runs")
+                   help="the programs along a time line: weight loads, host transfers, mesh runs "
+                   "(.png or .svg; docs/pictures.md)")
     p.add_argument("--target", metavar="FILE")
     return p
 
@@ -48,12 +50,15 @@ def run_package_main(argv: list[str]) -> int:
     from nnx.sim.asm_mesh import read_mesh_program
     from nnx.sim.mesh_cli import resolve_target
     from nnx.sim.package import PackageError
-    from nnx.sim.package_plot import plot_package
+    from nnx.figures import figure_bytes, figure_format
+    from nnx.sim.package_plot import package_figure
     from nnx.sim.package_trace import build_package_trace
     from nnx.sim.report import report_json
     from nnx.sim.trace import trace_json
 
     args = _parser().parse_args(argv)
+    if args.plot:
+        figure_format(args.plot)
     inputs = load_inputs(args.input)
     try:
         pkg = read_package(args.program)
@@ -74,14 +79,15 @@ def run_package_main(argv: list[str]) -> int:
         print(f"host steps {report['host_steps']}")
     for h in result.host_runs:
         print(f"  {h.step}: cycles {h.cycles}, read {h.bytes_read} B, written {h.bytes_written} B")
-    texts: dict[str, str] = {}
+    texts: dict[str, str | bytes] = {}
     if args.report:
         texts[args.report] = report_json(report)
     if args.trace:
         texts[args.trace] = trace_json(build_package_trace(result, target))
-    with files_atomically(texts, [args.plot] if args.plot else []) as plot_tmp:
-        if args.plot:
-            plot_package(plot_tmp[0], result.runs, host_steps=result.host_runs)
+    if args.plot:
+        title = f"{os.path.basename(args.program)} on {target.name} ({target.mesh.width} x {target.mesh.height} cores)"
+        texts[args.plot] = figure_bytes(package_figure(result.runs, title, result.host_runs), args.plot)
+    with files_atomically(texts):
         if args.output_dir:
             write_outputs(args.output_dir, result.outputs)
     return 0

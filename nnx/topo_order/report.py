@@ -4,9 +4,9 @@
   (exact up to max-orders, else ">N"), the orders tried with their costs, the best
   cost and the search time; the whole-model check's cycles per candidate;
 * `write_dot(path, result)`: the op graph, key nodes filled, one cluster per subgraph;
-* `write_gantt(path, timelines, units)`: the units' busy intervals (one row per unit,
-  colour per subgraph) with the subgraph boundaries as vertical lines, as a PNG
-  (matplotlib when installed, else the PNG writer of nnx/topology/plot.py).
+* `gantt_figure(timelines, units, title)` / `write_gantt(path, ...)`: the units'
+  busy intervals (one row per unit, colour per subgraph, legend) with the subgraph
+  boundaries as vertical lines, as PNG or SVG (docs/pictures.md).
 
 Every file is written atomically (nnx/atomic_file.py).
 """
@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import numpy as np
+import matplotlib
 
-from nnx.atomic_file import atomic_open, atomic_path
+from nnx.atomic_file import atomic_open
 from nnx.topo_order.search import SearchResult
 
 MAX_LISTED = 32
@@ -93,52 +93,39 @@ def write_dot(path: str, result: SearchResult) -> None:
         f.write("\n".join(lines) + "\n")
 
 
-_PALETTE = np.array([[66, 133, 244], [219, 68, 55], [244, 180, 0], [15, 157, 88],
-                     [171, 71, 188], [0, 172, 193], [255, 112, 67], [158, 157, 36]], np.uint8)
+def gantt_figure(timelines: Sequence[Sequence[tuple[str, int, int, int]]],
+                 units: Sequence[str], title: str):
+    """The Gantt chart of busy intervals: `timelines[k]` are subgraph k's (unit,
+    start, end, _) intervals on one clock, subgraphs one after another. One row per
+    unit, one bar collection per subgraph (labelled `subgraph k`, its own colour,
+    in the legend), a dashed vertical line where each subgraph ends."""
+    from nnx.figures import new_figure
+
+    fig = new_figure(12.0, 1.2 + 0.45 * len(units))
+    ax = fig.subplots()
+    cmap = matplotlib.colormaps["tab10"]
+    ends = [max((e for _, _, e, _ in tl), default=0) for tl in timelines]
+    for k, tl in enumerate(timelines):
+        for row, u in enumerate(units):
+            spans = [(s, e - s) for uu, s, e, _ in tl if uu == u]
+            ax.broken_barh(spans, (row - 0.4, 0.8), facecolors=cmap(k % 10), edgecolors=cmap(k % 10),
+                           linewidth=0.4, label=f"subgraph {k}" if row == 0 else f"_subgraph {k}")
+    for b in ends:
+        ax.axvline(b, color="black", lw=0.6, ls="--")
+    ax.set_xlim(0, max(ends + [1]))
+    ax.set_ylim(len(units) - 0.5, -0.5)
+    ax.set_yticks(range(len(units)), list(units))
+    ax.set_xlabel("time (cycles)")
+    ax.set_ylabel("unit")
+    ax.set_title(title)
+    if len(timelines) <= 24:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", title="colour")
+    return fig
 
 
 def write_gantt(path: str, timelines: Sequence[Sequence[tuple[str, int, int, int]]],
-                units: Sequence[str], title: str = "") -> None:
-    """PNG of busy intervals; `timelines[k]` are subgraph k's (unit, start, end, _)
-    intervals on one clock, subgraphs one after another."""
-    bounds = [max((e for _, _, e, _ in tl), default=0) for tl in timelines]
-    total = max(bounds + [1])
-    try:
-        import matplotlib
+                units: Sequence[str], title: str) -> None:
+    """Write `gantt_figure` to `path` (PNG or SVG by its extension), atomically."""
+    from nnx.figures import save_figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        plt = None
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(12, 0.6 * len(units) + 1))
-        for k, tl in enumerate(timelines):
-            col = _PALETTE[k % len(_PALETTE)] / 255.0
-            for u, s, e, _ in tl:
-                ax.barh(units.index(u), e - s, left=s, color=col, height=0.8)
-        for b in bounds:
-            ax.axvline(b, color="black", lw=0.5)
-        ax.set_yticks(range(len(units)), units)
-        ax.set_xlabel("cycles")
-        ax.set_title(title)
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=100)
-        plt.close(fig)
-        return
-    from nnx.png import write_png
-
-    width, row = 1600, 24
-    img = np.full((row * len(units) + 8, width, 3), 255, np.uint8)
-    scale = (width - 1) / total
-    for k, tl in enumerate(timelines):
-        col = _PALETTE[k % len(_PALETTE)]
-        for u, s, e, _ in tl:
-            r = units.index(u)
-            x0, x1 = int(s * scale), max(int(s * scale) + 1, int(e * scale))
-            img[r * row + 3:(r + 1) * row - 3, x0:x1] = col
-    for b in bounds:
-        img[:, min(int(b * scale), width - 1)] = 0
-    for r in range(1, len(units)):
-        img[r * row, :] = 200
-    with atomic_path(path) as tmp:
-        write_png(tmp, img)
+    save_figure(gantt_figure(timelines, units, title), path, "gantt")

@@ -370,16 +370,3 @@ def test_missing_and_misshaped_inputs():
     r = run(text, {"x": np.ones(4, np.float32)})
     # each holder gets a copy: 16 bytes each from the shared off-chip memory
     assert r.offchip_bytes["inputs"] == 32
-
-
-def test_heatmap_colours_busy_cores_and_loaded_links():
-    from nnx.sim.mesh_plot import mesh_image
-
-    img = mesh_image(2, 2, {0: 1.0, 3: 0.0}, {(0, 1): 1.0}, cell=9)
-    gap, pitch = 3, 12
-    assert tuple(img[gap + 4, gap + 4]) == (150, 0, 0)  # core 0 fully busy: dark red
-    assert tuple(img[gap + pitch + 4, gap + pitch + 4]) == (255, 255, 255)  # core 3 idle
-    # link 0->1 (east-bound): first half of the gap between columns 0 and 1 of row 0
-    assert tuple(img[gap + 1, gap + 9 + 1]) == (0, 0, 160)
-    # link 1->0 unused: its half of the gap stays white
-    assert tuple(img[gap + 4 + 2, gap + 9 + 1]) == (255, 255, 255)

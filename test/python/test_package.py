@@ -153,72 +153,17 @@ def test_op_too_big_for_the_mesh_is_one_line_exit_1_no_files(tmp_path, capsys):
 # ---------------------------------------------------------------- --plot and --trace
 
 
-def _decode_png(data: bytes) -> np.ndarray:
-    """An 8-bit RGB PNG -> (height, width, 3) uint8 (every filter type; no interlace)."""
-    import struct
-    import zlib
-
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, hdr = 8, b"", None
-    while pos < len(data):
-        (n,), tag = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + n]
-        if tag == b"IHDR":
-            hdr = struct.unpack(">IIBBBBB", body)
-        elif tag == b"IDAT":
-            idat += body
-        pos += 12 + n
-    w, h, depth, colour, _, _, interlace = hdr
-    assert (depth, colour, interlace) == (8, 2, 0)
-    raw = zlib.decompress(idat)
-    stride = 3 * w
-    out = np.zeros((h, stride), np.int32)
-    prev = np.zeros(stride, np.int32)
-    for y in range(h):
-        f = raw[y * (stride + 1)]
-        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
-        cur = np.zeros(stride, np.int32)
-        for i in range(stride):
-            a = cur[i - 3] if i >= 3 else 0
-            b = prev[i]
-            c = prev[i - 3] if i >= 3 else 0
-            if f == 0:
-                p = 0
-            elif f == 1:
-                p = a
-            elif f == 2:
-                p = b
-            elif f == 3:
-                p = (a + b) // 2
-            else:
-                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                p = a if pa <= pb and pa <= pc else b if pb <= pc else c
-            cur[i] = (line[i] + p) & 0xFF
-        out[y], prev = cur, cur
-    return out.reshape(h, w, 3).astype(np.uint8)
-
-
 @pytest.fixture(scope="module")
 def plotted_package(tmp_path_factory):
     """A 4-layer MLP (1 MiB of weights) as a package on a 3 x 2 mesh of 128 KiB cores,
-    run with --report, --plot (built-in PNG writer: matplotlib hidden) and --trace."""
-    import sys
-
+    run with --report, --plot and --trace."""
     tmp_path = tmp_path_factory.mktemp("plot")
     model = tmp_path / "mlp.onnx"
     _mlp_model(model, layers=4, every=2)
     target = _mesh_target(tmp_path, 3, 2, 131072)
     feeds = {"x": np.random.default_rng(2).standard_normal((1, 256)).astype(np.float32)}
-    saved = sys.modules.get("matplotlib", "absent")
-    sys.modules["matplotlib"] = None  # the built-in writer, whose geometry the test knows
-    try:
-        _, report = _compile_and_run(tmp_path, model, target, feeds,
-                                     run_extra=("--plot", str(tmp_path / "t.png"), "--trace", str(tmp_path / "t.json")))
-    finally:
-        if saved == "absent":
-            del sys.modules["matplotlib"]
-        else:
-            sys.modules["matplotlib"] = saved
+    _, report = _compile_and_run(tmp_path, model, target, feeds,
+                                 run_extra=("--plot", str(tmp_path / "t.png"), "--trace", str(tmp_path / "t.json")))
     _check_outputs(tmp_path, model, feeds)
     return tmp_path, report
 
@@ -254,42 +199,41 @@ def test_package_report_fields(plotted_package):
         parked |= set(p["outputs"])
 
 
+def report_runs(report):
+    """The `ProgramRun`s of a package report (its fields, as `ProgramRun.report` lists them)."""
+    import dataclasses
+
+    from nnx.sim.package import ProgramRun
+
+    names = {f.name for f in dataclasses.fields(ProgramRun)}
+    return [ProgramRun(**{k: v for k, v in p.items() if k in names}) for p in report["per_program"]]
+
+
 def test_package_plot_draws_the_report_intervals(plotted_package):
-    from nnx.sim.package_plot import BACKGROUND, PART_COLOURS, PART_LANE, PROGRAM_SHADES, TimelineLayout
+    """The figure's bars, per part, are exactly the report's intervals (recomputed
+    from its fields); every lane is labelled and every part is in the legend."""
+    from test_figures import bar_spans
+
+    from nnx.sim.package_plot import LANES, package_figure
 
     tmp_path, report = plotted_package
-    img = _decode_png((tmp_path / "t.png").read_bytes())
-    layout = TimelineLayout(report["cycles"])
-    assert img.shape == (layout.height, layout.width, 3)
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fig = package_figure(report_runs(report), "prog.s on nnx-mesh-3x2")
+    (ax,) = fig.axes
+    assert fig._suptitle.get_text() == "prog.s on nnx-mesh-3x2"
+    assert ax.get_xlabel() == "time (cycles)" and ax.get_ylabel() == "lane"
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(LANES)
+    bars = {}
+    for c in ax.collections:
+        bars.setdefault(c.get_label().lstrip("_").replace(" (odd)", ""), []).extend(bar_spans(c))
     per = report["per_program"]
-    spans = [(part, *layout.columns(s, e)) for p in per for part, s, e in _report_intervals(p) if e > s]
-
-    def lane_mid(lane):
-        y0, y1 = layout.rows(lane)
-        return (y0 + y1) // 2
-
-    checked = set()
-    for part, c0, c1 in spans:
-        lane = PART_LANE[part]
-        shared = any(o != (part, c0, c1) and PART_LANE[o[0]] == lane and o[1] < c1 and c0 < o[2] for o in spans)
-        if shared:  # another interval of the lane shares its pixel column
-            continue
-        x = (c0 + c1 - 1) // 2
-        assert tuple(img[lane_mid(lane), x]) == PART_COLOURS[part], (part, c0, c1)
-        checked.add(part)
-    assert checked == set(PART_COLOURS)
-    # while a program loads its weights the mesh lane is empty
-    for p in per:
-        c0, c1 = layout.columns(p["start_cycle"], p["start_cycle"] + p["weight_load_cycles"])
-        assert tuple(img[lane_mid("mesh"), (c0 + c1) // 2]) == BACKGROUND
-    # the programs lane alternates shades at the report's program boundaries
-    for k, p in enumerate(per):
-        c0, c1 = layout.columns(p["start_cycle"], p["end_cycle"])
-        assert tuple(img[lane_mid("programs"), (c0 + c1) // 2]) == PROGRAM_SHADES[k % 2]
-    # the mesh lane's green share is the mesh cycles' share (independent of positions)
-    green = np.all(img[lane_mid("mesh")] == PART_COLOURS["mesh"], axis=-1).sum()
-    expect = sum(p["mesh_cycles"] for p in per) * (layout.width - 2 * layout.margin) / report["cycles"]
-    assert abs(green - expect) <= len(per) + 1
+    for part in ("weight_load", "host_in", "mesh", "host_out"):
+        expect = sorted((s, e) for p in per for q, s, e in _report_intervals(p) if q == part and e > s)
+        assert sorted(bars[part.replace("_", " ")]) == expect, part
+    assert sorted(bars["program"]) == [(p["start_cycle"], p["end_cycle"]) for p in per]
+    assert ax.get_xlim() == (0, report["cycles"])
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["program", "weight load", "host in", "mesh", "host out", "host step"]
 
 
 def test_package_trace(plotted_package):

@@ -1,0 +1,1 @@
+"""Design-space sweeps: nnx-sweep (docs/sweeps.md)."""
