@@ -24,6 +24,25 @@ def _randomise(model) -> None:
     randomise(model)
 
 
+def transformers_importable() -> None:
+    """transformers imports torchvision when it is installed, and PyPI's torchvision
+    does not import beside this torch until its custom operators are declared: declare
+    them (a no-op without torchvision)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torchvision") is None:
+        return
+    import torch
+
+    try:
+        lib = torch.library.Library("torchvision", "DEF")
+        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        transformers_importable.lib = lib  # keep the definitions alive
+    except RuntimeError:
+        pass  # already declared
+
+
 def _resnet50():
     """torchvision's ResNet-50 layout (bottleneck 3-4-6-3), written out here."""
     from torch import nn

@@ -84,6 +84,7 @@ def export(name: str, training: bool) -> Path:
                           do_constant_folding=not training, dynamic_axes={"input": {0: "batch"}})
     else:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        bench_models.transformers_importable()
         from transformers import BertConfig, BertModel
 
         bert = BertModel(BertConfig(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
@@ -132,9 +133,11 @@ def build_step(name: str, batch: int):
         from nnx.ir_io import make_context
         from nnx.passes.registry import ALL_PASSES
 
-        cls = ALL_PASSES["graph-autodiff"]()
-        cls.from_spec(parse_spec(f"graph-autodiff{{loss={MODELS[name][1]} optimizer=sgd}}")).apply(
-            make_context(), module)
+        # graph-fuse first: GELU and LayerNorm as the single ops a framework runs them as
+        # (the memory model's calibration, docs/tensor-timing-and-swapping.md)
+        for spec in ("graph-fuse", "dce", f"graph-autodiff{{loss={MODELS[name][1]} optimizer=sgd}}"):
+            parsed = parse_spec(spec)
+            ALL_PASSES[parsed.name]().from_pass_spec(parsed).apply(make_context(), module)
     return find_function(module), ("training step" if training else "FORWARD ONLY (graph-autodiff not merged)")
 
 

@@ -15,10 +15,12 @@ API
   state held as constants or arguments), or "host" (a swap-out's host copy: no device
   memory). `keep`: a graph result, never freed. `alias_of`: a view (reshape...) of
   another value: no memory of its own, its readers keep the aliased value alive.
-* `TimelineOp(name, unit, cycles, reads, writes, after=())`: one op. `unit` is a unit
-  kind of the `units` mapping ("" = no unit: starts as soon as its inputs are ready,
-  takes `cycles`); `reads`/`writes` are value indices; `after` are op indices that
-  must finish before it starts (control edges).
+* `TimelineOp(name, unit, cycles, reads, writes, after=(), inplace=())`: one op.
+  `unit` is a unit kind of the `units` mapping ("" = no unit: starts as soon as its
+  inputs are ready, takes `cycles`); `reads`/`writes` are value indices; `after` are
+  op indices that must finish before it starts (control edges); `inplace` are values
+  among `reads` whose buffer the op writes its result into: as a reader, it frees
+  them at its start instead of its finish (nnx/memory_rules.py).
 * `simulate(ops, values, units, order=None) -> Timeline`: runs the ops in `order`
   (default: list order, which must be topological). Each op waits for its unit kind's
   earliest-free instance (in-order queues, `units[kind]` instances) and for the
@@ -62,6 +64,7 @@ class TimelineOp:
     reads: tuple[int, ...]
     writes: tuple[int, ...]
     after: tuple[int, ...] = ()
+    inplace: tuple[int, ...] = ()
 
 
 @dataclass
@@ -142,8 +145,9 @@ def simulate(ops: Sequence[TimelineOp], values: Sequence[TimelineValue], units: 
     for i, op in enumerate(ops):
         for v in op.reads:
             r = root[v]
-            if finish[i] > last_read[r]:
-                last_read[r] = finish[i]
+            t = start[i] if v in op.inplace else finish[i]
+            if t > last_read[r]:
+                last_read[r] = t
     resident = 0
     events: list[tuple[int, int, int, int]] = []
     for v, val in enumerate(values):
