@@ -36,8 +36,8 @@ PIPELINE = ("graph-fuse", "dce", "graph-autodiff{loss=cross-entropy optimizer=sg
 
 def export(name: str) -> Path:
     """Training-mode ONNX export with random weights and a dynamic batch, cached:
-    torchvision's ResNet-50 and DenseNet-121, and BertForMaskedLM (BERT-base, dropout
-    0, eager attention) returning its logits."""
+    ResNet-50 and DenseNet-121 in torchvision's layouts (bench/models.py), and
+    BertForMaskedLM (BERT-base, dropout 0, eager attention) returning its logits."""
     import torch
 
     import models as bench_models
@@ -50,11 +50,8 @@ def export(name: str) -> Path:
     tmp = path.with_suffix(".tmp.onnx")
     torch.manual_seed(0)
     train = torch.onnx.TrainingMode.TRAINING
-    bench_models.transformers_importable()
     if name in ("resnet50", "densenet121"):
-        import torchvision
-
-        model = getattr(torchvision.models, name)(weights=None)
+        model = bench_models._resnet50() if name == "resnet50" else bench_models._densenet121()
         bench_models._randomise(model)
         model.train()
         torch.onnx.export(model, (torch.randn(2, 3, 224, 224),), str(tmp), input_names=["input"],
@@ -62,6 +59,7 @@ def export(name: str) -> Path:
                           do_constant_folding=False, dynamic_axes={"input": {0: "batch"}})
     else:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        bench_models.transformers_importable()
         from transformers import BertConfig, BertForMaskedLM
 
         bert = BertForMaskedLM(BertConfig(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
