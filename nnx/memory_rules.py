@@ -38,12 +38,13 @@ which swap planning must not offer as a candidate).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from nnx.memory_timeline import TimelineOp, TimelineValue
+from nnx.memory_timeline import TimelineOp, TimelineValue, alias_root
 
 
 @dataclass(frozen=True)
@@ -105,12 +106,6 @@ def resident_view(op: Operation, rules: MemoryRules = DEFAULT) -> bool:
     return rules.resident_transpose and isinstance(op, TransposeOp) and _resident_value(op.operands[0])
 
 
-def _root(values: Sequence[TimelineValue], v: int) -> int:
-    while values[v].alias_of >= 0:
-        v = values[v].alias_of
-    return v
-
-
 def apply_rules(rules: MemoryRules, op_list: Sequence[Operation], ops: list[TimelineOp],
                 values: list[TimelineValue], ids: dict[SSAValue, int]) -> None:
     """Rewrite the timeline data of a block (`ops[i]` is `op_list[i]`, `ids` maps SSA
@@ -128,12 +123,12 @@ def apply_rules(rules: MemoryRules, op_list: Sequence[Operation], ops: list[Time
         for op in op_list:
             if "nnx.model_output" in op.attributes:
                 for res in op.results:
-                    k = _root(values, ids[res])
+                    k = alias_root(values, ids[res])
                     values[k] = dataclasses.replace(values[k], keep=True)
     last = [-1] * len(values)  # block position of the last reader of each root
     for i, t in enumerate(ops):
         for v in t.reads:
-            last[_root(values, v)] = i
+            last[alias_root(values, v)] = i
     for i, op in enumerate(op_list):
         if not op.has_trait(Elementwise) or len(ops[i].writes) != 1:
             continue
@@ -142,7 +137,7 @@ def apply_rules(rules: MemoryRules, op_list: Sequence[Operation], ops: list[Time
         if out.alias_of >= 0 or out.placement != "device" or out.nbytes == 0:
             continue
         for v in ops[i].reads:
-            r = _root(values, v)
+            r = alias_root(values, v)
             src = values[r]
             if last[r] != i or src.nbytes != out.nbytes:
                 continue
@@ -163,16 +158,11 @@ def apply_rules(rules: MemoryRules, op_list: Sequence[Operation], ops: list[Time
             if fwd is None:
                 continue
             f = index[fwd]
-            values.append(TimelineValue(_elems(fwd.results[0]) * 8, "device"))
+            elems = math.prod(fwd.results[0].type.get_shape())  # type: ignore[attr-defined]
+            values.append(TimelineValue(elems * 8, "device"))  # int64 indices
             k = len(values) - 1
             ops[f] = dataclasses.replace(ops[f], writes=ops[f].writes + (k,))
             ops[g] = dataclasses.replace(ops[g], reads=ops[g].reads + (k,))
-
-
-def _elems(v: SSAValue) -> int:
-    import math
-
-    return math.prod(v.type.get_shape())  # type: ignore[attr-defined]
 
 
 __all__ = ["DEFAULT", "MemoryRules", "NONE", "PRESETS", "REUSE", "RULE_NAMES", "TORCH", "apply_rules",

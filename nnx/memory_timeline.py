@@ -31,6 +31,8 @@ API
   the device copy when the copy completes; a swap-in allocates when it starts; a
   compression holds input and output at once (its transient peak).
 
+`alias_root(values, v)` is the value whose memory `v` uses (following `alias_of`).
+
 `Timeline` holds start/finish per op, the makespan (`cycles`), `peak_bytes`, the time
 and op of the peak, the memory curve as (time, bytes) steps, and `link_busy_cycles`
 (the summed cycles of ops on `link_units`).
@@ -85,7 +87,8 @@ class Timeline:
         return self.peak_bytes <= capacity
 
 
-def _root(values: Sequence[TimelineValue], v: int) -> int:
+def alias_root(values: Sequence[TimelineValue], v: int) -> int:
+    """The value whose memory `v` uses: follows `alias_of` to a value that aliases nothing."""
     seen = 0
     while values[v].alias_of >= 0:
         v = values[v].alias_of
@@ -104,7 +107,7 @@ def simulate(ops: Sequence[TimelineOp], values: Sequence[TimelineValue], units: 
     for i, op in enumerate(ops):
         for v in op.writes:
             producer[v] = i
-    root = [_root(values, v) if values[v].alias_of >= 0 else v for v in range(len(values))]
+    root = [alias_root(values, v) if values[v].alias_of >= 0 else v for v in range(len(values))]
     free_at: dict[str, list[int]] = {k: [0] * max(c, 1) for k, c in units.items()}
     start = [0] * n
     finish = [0] * n
