@@ -10,9 +10,11 @@ docs/tensor-timing-and-swapping.md ("Calibration against PyTorch"); no GPU is ne
 to run this script. Each model is exported in training mode with random weights
 (cached under cache/bench-models/), imported, turned into a training step by
 `graph-autodiff{loss=cross-entropy optimizer=sgd}` and profiled by the same code as
-`nnx-profile` under each memory-accounting rule set (nnx/memory_rules.py): `none`
-(the accounting before calibration) and `torch` (the default). Printed per model:
-peak bytes and the nnx/torch ratio per rule set, and the peak's breakdown.
+`nnx-profile` under each memory-accounting rule set (nnx/memory_rules.py): the
+presets `torch` (the default), `reuse` and `none` (the literal accounting), each rule
+switched from `torch`, the step built without `graph-fuse`, and the state before
+calibration (graph-autodiff's former ReLU rule, no graph-fuse, `none`). Printed per
+model: peak bytes, the nnx/torch ratio and the op at the peak; then a verdict.
 """
 
 from __future__ import annotations
@@ -105,6 +107,24 @@ def build_step(name: str, batch: int, fuse: bool = True):
     return find_function(module)
 
 
+class ReluMaskFromInput:
+    """Within the block, graph-autodiff's Relu rule as it was before calibration (the
+    gradient mask `Greater(x, 0)` on the ReLU's input), for the "before" row."""
+
+    def __enter__(self):
+        from nnx.autodiff import rules_elementwise as ew
+        from nnx.autodiff.rules import RULES, backward
+
+        self.saved = RULES["Relu"]
+        backward("Relu", inputs=(0,))(ew._unary(
+            lambda em, x, y, g: em.where(em.emit("Greater", [x, ew._c(em, x, 0.0)]), g, ew._c(em, g, 0.0))))
+
+    def __exit__(self, *exc):
+        from nnx.autodiff.rules import RULES
+
+        RULES["Relu"] = self.saved
+
+
 def peak(func, target, rules) -> tuple[int, str]:
     """(no-swap peak bytes, the op at the peak) under `rules`: nnx-profile's model."""
     from nnx.graph_costs import block_timeline
@@ -142,6 +162,10 @@ def main() -> None:
                 verdict.append((name, p / ref))
         p, op = peak(build_step(name, batch, fuse=False), target, mr.DEFAULT)
         print(f"   {'preset torch, without graph-fuse':<34} {p:>11.4e} {p / ref:>9.3f}  {op}")
+        with ReluMaskFromInput():
+            p, op = peak(build_step(name, batch, fuse=False), target, mr.NONE)
+        print(f"   {'before (ReLU mask from its input,':<34} {p:>11.4e} {p / ref:>9.3f}  {op}\n"
+              f"    no graph-fuse, preset none)")
     print("\nverdict (default accounting, within 10 % of torch: 0.90 <= nnx/torch <= 1.10):")
     for name, r in verdict:
         print(f"   {name:<14} nnx/torch {r:.3f}  {'ok' if 0.9 <= r <= 1.1 else 'OUT OF BOUNDS'}")
