@@ -4,9 +4,10 @@
                                    [--no-batch-search]
 
 For ResNet-50 (batch 32, 3x224x224) and BERT-base (batch 8, sequence 512) one
-training step -- the model through `graph-autodiff{loss=... optimizer=sgd}` -- is
-measured on the device-memory model (nnx/memory_timeline.py; the same run gives the
-no-swap baseline every ratio is against):
+training step -- the model through `graph-fuse,dce` and `graph-autodiff{loss=...
+optimizer=sgd}` -- is measured on the device-memory model (nnx/memory_timeline.py with
+the default accounting rules, calibrated against PyTorch: nnx/memory_rules.py; the
+same run gives the no-swap baseline every ratio is against):
 
 * no swap;
 * vDNN-like: every conv/matmul input of the forward pass that the backward pass
