@@ -129,28 +129,24 @@ def _leaky_relu(em: Emitter, op, dys, wanted):
     x = op.onnx_inputs()[0]
     alpha = float(op.attr("alpha", 0.01))
     g = dys[0]
-    # with alpha >= 0, y > 0 exactly when x > 0: the mask reads the output (as Relu's)
-    s = op.onnx_outputs()[0] if alpha >= 0 else x
-    return [em.where(em.emit("Greater", [s, _c(em, s, 0.0)]), g, em.scale(g, alpha))]
+    return [em.where(em.emit("Greater", [x, _c(em, x, 0.0)]), g, em.scale(g, alpha))]
 
 
 @backward("Clip", inputs=(0,))
 def _clip(em: Emitter, op, dys, wanted):
-    """Gradient where min < x < max (the open range, as PyTorch's hardtanh/ReLU6),
-    tested on the output y: min < y < max exactly when min < x < max, and the output
-    is kept for the next layer's gradient anyway (as Relu's mask)."""
+    """Gradient where min < x < max (the open range, as PyTorch's hardtanh/ReLU6)."""
     ins = op.onnx_inputs()
-    y, g = op.onnx_outputs()[0], dys[0]
+    x, g = ins[0], dys[0]
     lo = ins[1] if len(ins) > 1 else None
     hi = ins[2] if len(ins) > 2 else None
     if lo is None and op.attr("min") is not None:
-        lo = _c(em, y, float(op.attr("min")))
+        lo = _c(em, x, float(op.attr("min")))
     if hi is None and op.attr("max") is not None:
-        hi = _c(em, y, float(op.attr("max")))
+        hi = _c(em, x, float(op.attr("max")))
     keep = None
     for bound, cmp in ((lo, "Greater"), (hi, "Less")):
         if bound is not None:
-            c = em.emit(cmp, [y, bound])
+            c = em.emit(cmp, [x, bound])
             keep = c if keep is None else em.emit("And", [keep, c])
     if keep is None:
         return [g]
