@@ -24,6 +24,25 @@ def _randomise(model) -> None:
     randomise(model)
 
 
+def transformers_importable() -> None:
+    """transformers imports torchvision when it is installed, and PyPI's torchvision
+    does not import beside this torch until its custom operators are declared: declare
+    them (a no-op without torchvision)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torchvision") is None:
+        return
+    import torch
+
+    try:
+        lib = torch.library.Library("torchvision", "DEF")
+        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        transformers_importable.lib = lib  # keep the definitions alive
+    except RuntimeError:
+        pass  # already declared
+
+
 def _resnet50():
     """torchvision's ResNet-50 layout (bottleneck 3-4-6-3), written out here."""
     from torch import nn
@@ -57,6 +76,41 @@ def _resnet50():
             cin = width * 4
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2048, 1000)]
     return nn.Sequential(*layers)
+
+
+def _densenet121():
+    """torchvision's DenseNet-121 layout (growth 32, blocks 6-12-24-16, bottleneck 4 x
+    growth, transitions halving the channels), written out here: each layer
+    concatenates every earlier feature map of its block, as torchvision's does."""
+    import torch
+    from torch import nn
+
+    def bn_relu_conv(cin, cout, k):
+        return [nn.BatchNorm2d(cin), nn.ReLU(inplace=True), nn.Conv2d(cin, cout, k, 1, k // 2, bias=False)]
+
+    class Block(nn.Module):
+        def __init__(self, cin, layers, growth=32):
+            super().__init__()
+            self.layers = nn.ModuleList(
+                nn.Sequential(*bn_relu_conv(cin + i * growth, 4 * growth, 1), *bn_relu_conv(4 * growth, growth, 3))
+                for i in range(layers))
+
+        def forward(self, x):
+            feats = [x]
+            for layer in self.layers:
+                feats.append(layer(torch.cat(feats, 1)))
+            return torch.cat(feats, 1)
+
+    mods = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    c = 64
+    for i, n in enumerate((6, 12, 24, 16)):
+        mods.append(Block(c, n))
+        c += 32 * n
+        if i < 3:
+            mods += [*bn_relu_conv(c, c // 2, 1), nn.AvgPool2d(2, 2)]
+            c //= 2
+    mods += [nn.BatchNorm2d(c), nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 1000)]
+    return nn.Sequential(*mods)
 
 
 def get(name: str) -> Path:

@@ -4,9 +4,10 @@
                                    [--no-batch-search]
 
 For ResNet-50 (batch 32, 3x224x224) and BERT-base (batch 8, sequence 512) one
-training step -- the model through `graph-autodiff{loss=... optimizer=sgd}` -- is
-measured on the device-memory model (nnx/memory_timeline.py; the same run gives the
-no-swap baseline every ratio is against):
+training step -- the model through `graph-fuse,dce` and `graph-autodiff{loss=...
+optimizer=sgd}` -- is measured on the device-memory model (nnx/memory_timeline.py with
+the default accounting rules, calibrated against PyTorch: nnx/memory_rules.py; the
+same run gives the no-swap baseline every ratio is against):
 
 * no swap;
 * vDNN-like: every conv/matmul input of the forward pass that the backward pass
@@ -84,6 +85,7 @@ def export(name: str, training: bool) -> Path:
                           do_constant_folding=not training, dynamic_axes={"input": {0: "batch"}})
     else:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        bench_models.transformers_importable()
         from transformers import BertConfig, BertModel
 
         bert = BertModel(BertConfig(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
@@ -132,9 +134,11 @@ def build_step(name: str, batch: int):
         from nnx.ir_io import make_context
         from nnx.passes.registry import ALL_PASSES
 
-        cls = ALL_PASSES["graph-autodiff"]()
-        cls.from_spec(parse_spec(f"graph-autodiff{{loss={MODELS[name][1]} optimizer=sgd}}")).apply(
-            make_context(), module)
+        # graph-fuse first: GELU and LayerNorm as the single ops a framework runs them as
+        # (the memory model's calibration, docs/tensor-timing-and-swapping.md)
+        for spec in ("graph-fuse", "dce", f"graph-autodiff{{loss={MODELS[name][1]} optimizer=sgd}}"):
+            parsed = parse_spec(spec)
+            ALL_PASSES[parsed.name]().from_pass_spec(parsed).apply(make_context(), module)
     return find_function(module), ("training step" if training else "FORWARD ONLY (graph-autodiff not merged)")
 
 

@@ -57,15 +57,9 @@ CHAINS = {"bvlc_alexnet", "vgg19", "zfnet512"}
 
 
 def _torchvision():
-    import torch
+    from models import transformers_importable
 
-    try:
-        lib = torch.library.Library("torchvision", "DEF")
-        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        _torchvision.lib = lib  # keep the definitions alive
-    except RuntimeError:
-        pass
+    transformers_importable()  # declares torchvision's custom operators
     import torchvision
 
     return torchvision

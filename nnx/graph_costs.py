@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nnx.dialects.traits import MatrixCompute, ViewLike
+from nnx.memory_rules import DEFAULT as DEFAULT_RULES
+from nnx.memory_rules import MemoryRules, apply_rules
 from nnx.memory_timeline import TimelineOp, TimelineValue
 from nnx.target import Target
 from nnx.types import numpy_dtype_of
@@ -121,10 +123,11 @@ class BlockTimeline:
     value_ids: dict[SSAValue, int]
 
 
-def block_timeline(block: Block, target: Target) -> BlockTimeline:
+def block_timeline(block: Block, target: Target, rules: MemoryRules = DEFAULT_RULES) -> BlockTimeline:
     """Timeline data of a function body: arguments and constants are resident (the
     parameters and optimizer state of a training step), returned values are kept,
-    swap_out results live on the host, views alias their input."""
+    swap_out results live on the host, views alias their input; then the accounting
+    `rules` (nnx/memory_rules.py; `NONE` for the literal graph) apply."""
     from nnx.dialects.graph import ConstantOp, GraphOp
     from nnx.dialects.graph_memory import SwapOutOp
 
@@ -172,4 +175,5 @@ def block_timeline(block: Block, target: Target) -> BlockTimeline:
         while i is not None and values[i].alias_of >= 0:
             i = values[i].alias_of
             values[i] = TimelineValue(values[i].nbytes, values[i].placement, True, values[i].alias_of)
+    apply_rules(rules, op_list, ops, values, ids)
     return BlockTimeline(ops, values, timeline_units(target), op_list, ids)

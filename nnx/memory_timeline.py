@@ -15,10 +15,12 @@ API
   state held as constants or arguments), or "host" (a swap-out's host copy: no device
   memory). `keep`: a graph result, never freed. `alias_of`: a view (reshape...) of
   another value: no memory of its own, its readers keep the aliased value alive.
-* `TimelineOp(name, unit, cycles, reads, writes, after=())`: one op. `unit` is a unit
-  kind of the `units` mapping ("" = no unit: starts as soon as its inputs are ready,
-  takes `cycles`); `reads`/`writes` are value indices; `after` are op indices that
-  must finish before it starts (control edges).
+* `TimelineOp(name, unit, cycles, reads, writes, after=(), inplace=())`: one op.
+  `unit` is a unit kind of the `units` mapping ("" = no unit: starts as soon as its
+  inputs are ready, takes `cycles`); `reads`/`writes` are value indices; `after` are
+  op indices that must finish before it starts (control edges); `inplace` are values
+  among `reads` whose buffer the op writes its result into: as a reader, it frees
+  them at its start instead of its finish (nnx/memory_rules.py).
 * `simulate(ops, values, units, order=None) -> Timeline`: runs the ops in `order`
   (default: list order, which must be topological). Each op waits for its unit kind's
   earliest-free instance (in-order queues, `units[kind]` instances) and for the
@@ -28,6 +30,8 @@ API
   swap-out (an op reading a device value and writing a host value) therefore frees
   the device copy when the copy completes; a swap-in allocates when it starts; a
   compression holds input and output at once (its transient peak).
+
+`alias_root(values, v)` is the value whose memory `v` uses (following `alias_of`).
 
 `Timeline` holds start/finish per op, the makespan (`cycles`), `peak_bytes`, the time
 and op of the peak, the memory curve as (time, bytes) steps, and `link_busy_cycles`
@@ -62,6 +66,7 @@ class TimelineOp:
     reads: tuple[int, ...]
     writes: tuple[int, ...]
     after: tuple[int, ...] = ()
+    inplace: tuple[int, ...] = ()
 
 
 @dataclass
@@ -82,7 +87,8 @@ class Timeline:
         return self.peak_bytes <= capacity
 
 
-def _root(values: Sequence[TimelineValue], v: int) -> int:
+def alias_root(values: Sequence[TimelineValue], v: int) -> int:
+    """The value whose memory `v` uses: follows `alias_of` to a value that aliases nothing."""
     seen = 0
     while values[v].alias_of >= 0:
         v = values[v].alias_of
@@ -101,7 +107,7 @@ def simulate(ops: Sequence[TimelineOp], values: Sequence[TimelineValue], units: 
     for i, op in enumerate(ops):
         for v in op.writes:
             producer[v] = i
-    root = [_root(values, v) if values[v].alias_of >= 0 else v for v in range(len(values))]
+    root = [alias_root(values, v) if values[v].alias_of >= 0 else v for v in range(len(values))]
     free_at: dict[str, list[int]] = {k: [0] * max(c, 1) for k, c in units.items()}
     start = [0] * n
     finish = [0] * n
@@ -142,8 +148,9 @@ def simulate(ops: Sequence[TimelineOp], values: Sequence[TimelineValue], units: 
     for i, op in enumerate(ops):
         for v in op.reads:
             r = root[v]
-            if finish[i] > last_read[r]:
-                last_read[r] = finish[i]
+            t = start[i] if v in op.inplace else finish[i]
+            if t > last_read[r]:
+                last_read[r] = t
     resident = 0
     events: list[tuple[int, int, int, int]] = []
     for v, val in enumerate(values):

@@ -33,8 +33,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from nnx.diagnostics import PassError
@@ -138,6 +140,9 @@ def build_training_step(func: FuncOp, opts: GraphAutodiffPass) -> None:
         loss, seed = emit_loss(em, opts.loss, output, labels)
     except EmitError as e:
         raise PassError(f"{NAME}: cannot build the {opts.loss} loss: {e}", ret) from None
+    if isinstance(output.owner, Operation):
+        # the value the training loop holds until the step ends (nnx/memory_rules.py)
+        output.owner.attributes["nnx.model_output"] = UnitAttr()
     grads = differentiate(block, em, {output: seed}, active, NAME)
 
     params = [c for c in candidates if c.output in grads]

@@ -146,6 +146,7 @@ def candidates(block: Block, target, mode: str, timing: str) -> tuple[list[Candi
     from nnx.dialects.graph import ConstantOp, GraphOp
     from nnx.dialects.traits import ViewLike
     from nnx.graph_costs import value_bytes
+    from nnx.memory_rules import resident_view
     from xdsl.dialects.builtin import f32
 
     bt = block_timing(block, target, timing)
@@ -162,6 +163,8 @@ def candidates(block: Block, target, mode: str, timing: str) -> tuple[list[Candi
                 continue
             if owner.has_trait(ViewLike):
                 continue  # a view: the tensor it aliases is the candidate
+            if resident_view(owner):
+                continue  # a view of a parameter in the memory model (nnx/memory_rules.py)
             if mode != "swap" and getattr(v.type, "element_type", None) != f32:
                 continue
             out.append(Candidate(i, k, v, value_bytes(v), bt.timing.tts[i][k], bt.timing.trt[i]))

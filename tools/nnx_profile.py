@@ -2,15 +2,18 @@
 
     nnx-profile IN.mlir [--target T] --report R.json [--plot mem.png|mem.svg]
                 [--trace trace.json] [--baseline BEFORE.mlir] [--function NAME]
+                [--memory-rules torch|reuse|none|RULES]
 
 Runs the graph-level timeline (nnx/memory_timeline.py; docs/tensor-timing-and-swapping.md,
 "The device-memory model") over the function's ops in block order on the target's
-units and host link, and writes:
+units and host link, with the memory-accounting rules of nnx/memory_rules.py
+(`--memory-rules`, default `torch`: calibrated against PyTorch; `none`: every SSA
+value its own buffer until its last reader), and writes:
 
 * R.json: `peak_device_bytes`, `device_memory_bytes`, `fits` (the peak within the
   device memory), `cycles`, `seconds`, `link_busy_cycles`, `resident_bytes`,
   `peak_time_cycles`, `peak_op` (index, name, location), counts of swap/compress
-  ops; with `--baseline`, the same for BEFORE.mlir under `baseline` and the ratios
+  ops, `memory_rules` (the rules applied); with `--baseline`, the same for BEFORE.mlir under `baseline` and the ratios
   `peak_ratio` and `slowdown`;
 * the plot: device memory over time (both curves with `--baseline`), the device
   capacity as a red line (nnx/memory_plot.py); PNG or SVG by the suffix;
@@ -44,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", help="write a Perfetto/Chrome trace JSON here")
     p.add_argument("--baseline", help="the graph before swap-insert: second curve and ratios")
     p.add_argument("--function", help="function to profile (default: @main or the only one)")
+    p.add_argument("--memory-rules", default="torch",
+                   help="accounting rules: torch (default), reuse, none, or a preset then +/-rule names, "
+                        "e.g. torch,-held_outputs (nnx/memory_rules.py)")
     return p
 
 
@@ -67,14 +73,17 @@ def _load(path: str, function: str | None):
         raise _Fail(f"{path}: {e}") from None
 
 
-def profile(func, target) -> tuple[dict[str, Any], Any, Any]:
-    """(report fields, timeline, block timeline data) of one function."""
+def profile(func, target, rules=None) -> tuple[dict[str, Any], Any, Any]:
+    """(report fields, timeline, block timeline data) of one function under the
+    memory-accounting `rules` (default: nnx.memory_rules.DEFAULT)."""
     from nnx.dialects.graph_memory import CompressOp, SwapInOp, SwapOutOp
     from nnx.diagnostics import op_location
     from nnx.graph_costs import block_timeline
+    from nnx.memory_rules import DEFAULT, RULE_NAMES
     from nnx.memory_timeline import simulate
 
-    bt = block_timeline(func.body.block, target)
+    rules = DEFAULT if rules is None else rules
+    bt = block_timeline(func.body.block, target, rules)
     tl = simulate(bt.ops, bt.values, bt.units)
     peak_op = None
     if tl.peak_op >= 0:
@@ -100,6 +109,7 @@ def profile(func, target) -> tuple[dict[str, Any], Any, Any]:
         "swap_out_ops": count(SwapOutOp),
         "swap_in_ops": count(SwapInOp),
         "compress_ops": count(CompressOp),
+        "memory_rules": [n for n in RULE_NAMES if getattr(rules, n)],
     }
     return rep, tl, bt
 
@@ -133,11 +143,17 @@ def _run(argv: list[str]) -> int:
     target = load_target(args.target or None)
     if args.plot:
         figure_format(args.plot)
+    from nnx.memory_rules import parse_rules
+
+    try:
+        rules = parse_rules(args.memory_rules)
+    except ValueError as e:
+        raise _Fail(f"--memory-rules: {e}") from None
     func = _load(args.input, args.function)
-    rep, tl, bt = profile(func, target)
+    rep, tl, bt = profile(func, target, rules)
     curves, names = [tl.curve], [args.input]
     if args.baseline:
-        base, btl, _ = profile(_load(args.baseline, args.function), target)
+        base, btl, _ = profile(_load(args.baseline, args.function), target, rules)
         rep["baseline"] = base
         rep["peak_ratio"] = rep["peak_device_bytes"] / max(base["peak_device_bytes"], 1)
         rep["slowdown"] = rep["cycles"] / max(base["cycles"], 1)

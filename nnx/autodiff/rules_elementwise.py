@@ -109,8 +109,11 @@ backward("Sigmoid", inputs=(0,))(
     _unary(lambda em, x, y, g: em.mul(g, em.mul(y, em.sub(_c(em, y, 1.0), y))))
 )
 backward("Softplus", inputs=(0,))(_unary(lambda em, x, y, g: em.mul(g, em.emit("Sigmoid", [x]))))
+# The mask comes from the output: y > 0 exactly when x > 0, and the output is kept for
+# the next layer's backward anyway, so the input need not stay alive (as PyTorch's
+# ReLU saves its result; docs/tensor-timing-and-swapping.md, "Calibration against PyTorch").
 backward("Relu", inputs=(0,))(
-    _unary(lambda em, x, y, g: em.where(em.emit("Greater", [x, _c(em, x, 0.0)]), g, _c(em, g, 0.0)))
+    _unary(lambda em, x, y, g: em.where(em.emit("Greater", [y, _c(em, y, 0.0)]), g, _c(em, g, 0.0)))
 )
 backward("Erf", inputs=(0,))(
     _unary(

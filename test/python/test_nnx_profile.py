@@ -52,6 +52,21 @@ def test_report_fields(graphs, tmp_path, capsys):
     assert r["peak_op"]["name"] == "graph.sigmoid" and r["peak_op"]["location"].endswith("before.mlir:5:3")
 
 
+def test_memory_rules_option(graphs, tmp_path):
+    """--memory-rules reuse lets each elementwise op reuse its dead operand's buffer:
+    one tensor fewer at the peak than the default (which never does)."""
+    before, _ = graphs
+    peaks = {}
+    for rules in ("torch", "reuse", "none"):
+        rep = tmp_path / f"{rules}.json"
+        assert main([str(before), "--report", str(rep), "--memory-rules", rules]) == 0
+        r = json.loads(rep.read_text())
+        peaks[rules] = r["peak_device_bytes"]
+        assert ("inplace_elementwise" in r["memory_rules"]) == (rules == "reuse")
+    one = 256 * 256 * 4
+    assert peaks["torch"] == peaks["none"] == 5 * one and peaks["reuse"] == 4 * one
+
+
 def test_baseline_plot_and_trace(graphs, tmp_path):
     before, after = graphs
     rep, png, svg, trace = (tmp_path / n for n in ("r.json", "m.png", "m.svg", "t.json"))
@@ -97,6 +112,7 @@ def test_errors_are_one_line_and_leave_nothing(graphs, tmp_path):
         ([str(before), "--report", str(rep), "--plot", str(tmp_path / "m.jpg")], "must end in .png or .svg"),
         ([str(before), "--report", str(rep), "--trace", str(tmp_path / "no" / "t.json")], "cannot write"),
         ([str(before)], "--report"),
+        ([str(before), "--report", str(rep), "--memory-rules", "torch,nope"], "unknown memory rule 'nope'"),
     ]
     for args, text in cases:
         r = _cli(*args)
