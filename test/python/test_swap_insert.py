@@ -203,18 +203,18 @@ def test_training_step_gradients_bit_identical_with_swap():
 
 
 def _training_step():
-    from nnx.passes.registry import ALL_PASSES
+    """A BatchNorm CNN's training step (six conv-BN-ReLU layers of 16 channels on
+    8x8 inputs, batch 32, gradients) and feeds for it: a step whose peak, at the
+    start of the backward pass, is mostly saved activations."""
+    import tempfile
+    from pathlib import Path
 
-    if "graph-autodiff" not in ALL_PASSES:
-        pytest.skip("graph-autodiff is not registered")
-    m = _import("tiny_resnet")
-    ALL_PASSES["graph-autodiff"]()(loss="mse", optimizer="none").apply(make_context(), m)
-    m.verify()
-    from nnx.interp.interpreter import input_specs
+    from cnn_steps import bn_cnn_step
 
+    _, m = bn_cnn_step(Path(tempfile.mkdtemp()), [(16, 1)] * 6, 32, optimizer="none")
     rng = np.random.default_rng(0)
-    feeds = {n: rng.standard_normal(shape).astype(dt if dt is not None else np.float32)
-             for n, shape, dt in input_specs(_func(m))}
+    feeds = {"input": rng.random((32, 1, 8, 8), dtype=np.float32),
+             "labels": rng.integers(0, 10, 32).astype(np.int64)}
     return m, feeds
 
 
