@@ -21,16 +21,39 @@ def bn_cnn(layers, classes: int = 10, seed: int = 0):
     return torch.nn.Sequential(*mods)
 
 
+def bn_resnet(blocks: int, channels: int = 16, classes: int = 10, seed: int = 0):
+    """A stem conv-BN-ReLU then `blocks` residual blocks (conv-BN-ReLU-conv-BN, plus
+    the block's input, ReLU), global average pool, linear head."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(seed)
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Conv2d(channels, channels, 3, 1, 1, bias=False),
+                                      nn.BatchNorm2d(channels), nn.ReLU(),
+                                      nn.Conv2d(channels, channels, 3, 1, 1, bias=False),
+                                      nn.BatchNorm2d(channels))
+
+        def forward(self, x):
+            return torch.relu(self.body(x) + x)
+
+    return nn.Sequential(nn.Conv2d(1, channels, 3, 1, 1, bias=False), nn.BatchNorm2d(channels), nn.ReLU(),
+                         *[Block() for _ in range(blocks)], nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(channels, classes))
+
+
 def bn_cnn_step(tmp_path: Path, layers, batch: int, hw: int = 8, loss: str = "cross-entropy",
-                optimizer: str = "sgd", lr: float = 0.1):
-    """(torch model, the graph-autodiff step module) of `bn_cnn(layers)` on
-    (batch, 1, hw, hw) inputs."""
+                optimizer: str = "sgd", lr: float = 0.1, model=None):
+    """(torch model, the graph-autodiff step module) of `model` (default
+    `bn_cnn(layers)`) on (batch, 1, hw, hw) inputs."""
     torch = pytest.importorskip("torch")
     from nnx.importer import import_onnx
     from nnx.ir_io import make_context
     from nnx.passes.graph_autodiff import GraphAutodiffPass
 
-    model = bn_cnn(layers)
+    model = bn_cnn(layers) if model is None else model
     path = tmp_path / "cnn.onnx"
     torch.onnx.export(model, (torch.zeros(batch, 1, hw, hw),), str(path), input_names=["input"],
                       output_names=["logits"], training=torch.onnx.TrainingMode.TRAINING,
