@@ -17,6 +17,10 @@
      planner (`swap-insert{memory-budget=B target=...}`: forward readers exact,
      i8 scales per channel, gradient-error bound).
 
+   The default planner also runs on the step built with `graph-autodiff{...
+   forward-masks=false}` (Relu's masks computed in the backward pass, as before;
+   docs/training.md, "Masks in the forward pass"), at the same B.
+
    Per run: the simulated peak / no-swap peak, what was compressed, the one-step
    gradient error (the same plan on the `optimizer=none` step at the initial
    parameters: the largest |g - g0| over each gradient relative to its largest
@@ -112,12 +116,12 @@ def peak(module, target) -> int:
     return simulate(bt.ops, bt.values, bt.units).peak_bytes
 
 
-def autodiff(module, optimizer: str):
+def autodiff(module, optimizer: str, options: str = ""):
     from nnx import api
 
     m = module.clone()
     extra = " lr=0.05" if optimizer != "none" else ""
-    return api.run_pipeline(m, f"graph-autodiff{{loss=cross-entropy optimizer={optimizer}{extra}}}")
+    return api.run_pipeline(m, f"graph-autodiff{{loss=cross-entropy optimizer={optimizer}{extra}{options}}}")
 
 
 def compressed(module) -> str:
@@ -185,25 +189,32 @@ def digits_runs(steps: int, target_file: str) -> None:
     train_data, test = digits()
     with tempfile.TemporaryDirectory() as d:
         forward = api.import_onnx(digits_cnn_onnx(Path(d) / "cnn.onnx"))
-    step, grads = autodiff(forward, "momentum"), autodiff(forward, "none")
+    no_masks = " forward-masks=false"
+    steps_of = {"": (autodiff(forward, "momentum"), autodiff(forward, "none")),
+                no_masks: (autodiff(forward, "momentum", no_masks), autodiff(forward, "none", no_masks))}
     feeds = {"input": train_data["input"][:BATCH], "labels": train_data["labels"][:BATCH]}
-    ref = api.interpret(grads, feeds)
-    base_peak = peak(step, target)
+    ref = api.interpret(steps_of[""][1], feeds)
+    base_peak = peak(steps_of[""][0], target)
     print(f"digits CNN {LAYERS} on {HW}x{HW}, batch {BATCH}, {steps} steps, momentum lr 0.05; "
-          f"no-swap peak {base_peak} B on {target.name}")
+          f"no-swap peak {base_peak} B on {target.name} (graph-autodiff{{{no_masks.strip()}}}: "
+          f"{peak(steps_of[no_masks][0], target)} B); B and every peak ratio are against {base_peak} B")
     print("| plan | B | peak / no-swap | compressed | one-step grad error | first loss | final loss "
           "(last 30) | held-out loss | held-out accuracy | s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    runs = [("no swap", "-", None)]
+    runs = [("no swap", "-", None, "")]
     for frac in (2, 3):
-        runs += [(name, f"1/{frac}", spec) for name, spec in plans(base_peak // frac, target_file)]
+        runs += [(name, f"1/{frac}", spec, "") for name, spec in plans(base_peak // frac, target_file)]
+        name, spec = plans(base_peak // frac, target_file)[-1]
+        runs.append((name + ", step with" + no_masks, f"1/{frac}", spec, no_masks))
     base = None
-    for name, frac, spec in runs:
+    for name, frac, spec, opts in runs:
         t0 = time.perf_counter()
+        step, grads = steps_of[opts]
         s, g = step, grads
         if spec is not None:
             s, err = run_pass(step, spec)
-            g, _ = run_pass(grads, spec)
+            g, err_g = run_pass(grads, spec)
+            err = err or err_g
             if s is None or g is None:
                 print(f"| {name} | {frac} | no plan fits: {err.split('lowest peak found')[-1].strip(' )')} "
                       f"lowest | | | | | | | |", flush=True)

@@ -56,6 +56,9 @@ class GraphAutodiffPass(ModulePass):
     beta2: int | float = 0.999
     eps: int | float = 1e-8
     params: str = ""
+    forward_masks: bool = True
+    """Compute narrow backward results (Relu's masks) in the forward pass
+    (`hoist_narrow_results`); false: where the backward rules emit them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.autodiff.loss import LOSSES
@@ -199,7 +202,8 @@ def build_training_step(func: FuncOp, opts: GraphAutodiffPass) -> None:
     func.arg_attrs = ArrayAttr(arg_attrs)
     func.res_attrs = ArrayAttr(res_attrs)
     _drop_dead(block)
-    hoist_narrow_results(block, forward)
+    if opts.forward_masks:
+        hoist_narrow_results(block, forward)
 
 
 def hoist_narrow_results(block, forward: set) -> int:
