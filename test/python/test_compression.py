@@ -238,3 +238,35 @@ def test_the_gradient_error_bound_limits_i8():
     assert n_i8 >= 2
     assert sum(r["dtype"] == "i8" for r in tight["reductions"]) <= 1
     assert tight["estimated_grad_error"] <= 0.005 < loose["estimated_grad_error"]
+
+
+F16_MODULE = """
+func.func @f(%x: tensor<4x6x5x5xf32>) -> tensor<4x6x5x5xf32> {
+  %q = graph.compress_tensor(%x) {dtype = "f16"} : (tensor<4x6x5x5xf32>) -> tensor<4x6x5x5xf16>
+  %y = graph.decompress_tensor(%q) : (tensor<4x6x5x5xf16>) -> tensor<4x6x5x5xf32>
+  func.return %y : tensor<4x6x5x5xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("text,tiles", [
+    (MODULE.format(scales="channel", stype="6xf32"), 3),  # 2 channels and their scales per tile
+    (MODULE.format(scales="tensor", stype="f32"), 1),
+    (MODULE.format(scales="group64", stype="10xf32"), 1),
+    (F16_MODULE, 1),
+])
+def test_simulator_agrees_with_the_interpreter(text, tiles):
+    # lower-to-chip with small tiles, the chip simulator's VPU on those tiles (the
+    # channel scales tiled over axis 1), against the interpreter on whole tensors:
+    # bit-identical
+    from nnx import api
+
+    m = parse_module_text(text.encode(), "<t>", make_context())
+    x = (np.random.default_rng(3).standard_normal((4, 6, 5, 5))
+         * np.logspace(-2, 1, 6).reshape(1, 6, 1, 1)).astype(np.float32)
+    ref = next(iter(api.interpret(m.clone(), {"arg0": x}).values()))
+    prog = api.compile(m.clone(), pipeline="lower-to-chip{max-tile-elements=200}")
+    assert prog.asm.count("CompressTensor") == tiles
+    got = next(iter(api.simulate(prog, {"arg0": x}).outputs.values()))
+    assert np.array_equal(got, ref)
+    assert not np.array_equal(got, x)  # the round trip is lossy
