@@ -17,9 +17,12 @@
      planner (`swap-insert{memory-budget=B target=...}`: forward readers exact,
      i8 scales per channel, gradient-error bound).
 
-   The default planner also runs on the step built with `graph-autodiff{...
-   forward-masks=false}` (Relu's masks computed in the backward pass, as before;
-   docs/training.md, "Masks in the forward pass"), at the same B.
+   The default planner also runs with `scales=group64` (one i8 scale per 64
+   elements: per sample and channel here) and on the step built with
+   `graph-autodiff{... forward-masks=false}` (Relu's masks computed in the backward
+   pass, as before; docs/training.md, "Masks in the forward pass"), at the same B;
+   the no-swap step also trains with two other batch orders (seeds 1, 2): the
+   spread of training itself, against which the plans' differences are judged.
 
    Per run: the simulated peak / no-swap peak, what was compressed, the one-step
    gradient error (the same plan on the `optimizer=none` step at the initial
@@ -201,13 +204,17 @@ def digits_runs(steps: int, target_file: str) -> None:
     print("| plan | B | peak / no-swap | compressed | one-step grad error | first loss | final loss "
           "(last 30) | held-out loss | held-out accuracy | s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    runs = [("no swap", "-", None, "")]
+    # (name, B, pass pipeline or None, graph-autodiff options, batch-order seed)
+    runs = [("no swap", "-", None, "", 0)]
+    # the spread of training itself: the same step with other batch orders
+    runs += [(f"no swap, batch order seed {s}", "-", None, "", s) for s in (1, 2)]
     for frac in (2, 3):
-        runs += [(name, f"1/{frac}", spec, "") for name, spec in plans(base_peak // frac, target_file)]
+        runs += [(name, f"1/{frac}", spec, "", 0) for name, spec in plans(base_peak // frac, target_file)]
         name, spec = plans(base_peak // frac, target_file)[-1]
-        runs.append((name + ", step with" + no_masks, f"1/{frac}", spec, no_masks))
+        runs.append((name + ", step with" + no_masks, f"1/{frac}", spec, no_masks, 0))
+        runs.append((name.replace("}", " scales=group64}"), f"1/{frac}", spec.replace("}", " scales=group64}"), "", 0))
     base = None
-    for name, frac, spec, opts in runs:
+    for name, frac, spec, opts, seed in runs:
         t0 = time.perf_counter()
         step, grads = steps_of[opts]
         s, g = step, grads
@@ -220,7 +227,7 @@ def digits_runs(steps: int, target_file: str) -> None:
                       f"lowest | | | | | | | |", flush=True)
                 continue
         gerr = grad_error(ref, api.interpret(g, feeds))
-        res = api.train(s, train_data, steps, test, seed=0)
+        res = api.train(s, train_data, steps, test, seed=seed)
         final = float(np.mean(res.losses[-30:]))
         acc = held_out_accuracy(forward, res.params, test)
         if base is None:
