@@ -19,8 +19,8 @@
 
    The default planner also runs with `scales=group64` (one i8 scale per 64
    elements: per sample and channel here) and on the step built with
-   `graph-autodiff{... forward-masks=false}` (Relu's masks computed in the backward
-   pass, as before; docs/training.md, "Masks in the forward pass"), at the same B;
+   `graph-autodiff{... forward-masks=true}` (Relu's masks computed in the forward
+   pass; docs/training.md, "Masks in the forward pass"), at the same B in bytes;
    the no-swap step also trains with two other batch orders (seeds 1, 2): the
    spread of training itself, against which the plans' differences are judged.
 
@@ -30,10 +30,11 @@
    |g0|, worst over the parameters), the first and final training loss (mean of
    the last 30 steps), the held-out loss and accuracy (the forward graph with the
    trained parameters, BatchNorm on batch statistics as in the step).
-2. Beside it, the one-step gradient error of each plan on ResNet-50 (batch 2,
-   3x224x224) and BERT-base (batch 1, sequence 128) training steps, at 1/2 and 1/3
-   of their no-swap peaks at that batch (the interpreter runs them in tens of
-   seconds).
+2. Beside it, the one-step gradient error of each plan on ResNet-50 (batch 16,
+   3x224x224) and BERT-base (batch 8, sequence 256) training steps, at 1/2 and 1/3
+   of their no-swap peaks at that batch (batches at which activations dominate the
+   peak, as at the batches of bench/swap.py, and the interpreter runs a step in
+   about a minute).
 
 Every ratio is against the no-swap run of the same invocation. Results:
 bench/RESULTS.md ("Swap accuracy").
@@ -192,15 +193,15 @@ def digits_runs(steps: int, target_file: str) -> None:
     train_data, test = digits()
     with tempfile.TemporaryDirectory() as d:
         forward = api.import_onnx(digits_cnn_onnx(Path(d) / "cnn.onnx"))
-    no_masks = " forward-masks=false"
+    masks_fwd = " forward-masks=true"
     steps_of = {"": (autodiff(forward, "momentum"), autodiff(forward, "none")),
-                no_masks: (autodiff(forward, "momentum", no_masks), autodiff(forward, "none", no_masks))}
+                masks_fwd: (autodiff(forward, "momentum", masks_fwd), autodiff(forward, "none", masks_fwd))}
     feeds = {"input": train_data["input"][:BATCH], "labels": train_data["labels"][:BATCH]}
     ref = api.interpret(steps_of[""][1], feeds)
     base_peak = peak(steps_of[""][0], target)
     print(f"digits CNN {LAYERS} on {HW}x{HW}, batch {BATCH}, {steps} steps, momentum lr 0.05; "
-          f"no-swap peak {base_peak} B on {target.name} (graph-autodiff{{{no_masks.strip()}}}: "
-          f"{peak(steps_of[no_masks][0], target)} B); B and every peak ratio are against {base_peak} B")
+          f"no-swap peak {base_peak} B on {target.name} (graph-autodiff{{{masks_fwd.strip()}}}: "
+          f"{peak(steps_of[masks_fwd][0], target)} B); B and every peak ratio are against {base_peak} B")
     print("| plan | B | peak / no-swap | compressed | one-step grad error | first loss | final loss "
           "(last 30) | held-out loss | held-out accuracy | s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -211,7 +212,7 @@ def digits_runs(steps: int, target_file: str) -> None:
     for frac in (2, 3):
         runs += [(name, f"1/{frac}", spec, "", 0) for name, spec in plans(base_peak // frac, target_file)]
         name, spec = plans(base_peak // frac, target_file)[-1]
-        runs.append((name + ", step with" + no_masks, f"1/{frac}", spec, no_masks, 0))
+        runs.append((name + ", step with" + masks_fwd, f"1/{frac}", spec, masks_fwd, 0))
         runs.append((name.replace("}", " scales=group64}"), f"1/{frac}", spec.replace("}", " scales=group64}"), "", 0))
     base = None
     for name, frac, spec, opts, seed in runs:
@@ -246,8 +247,8 @@ def big_runs(names: list[str], target_file: str) -> None:
     import swap as swap_bench
 
     target = load_target(target_file)
-    shapes = {"resnet50": lambda: {"input": (2, 3, 224, 224)},
-              "bert-base": lambda: {k: (1, 128) for k in ("input_ids", "attention_mask", "token_type_ids")}}
+    shapes = {"resnet50": lambda: {"input": (16, 3, 224, 224)},
+              "bert-base": lambda: {k: (8, 256) for k in ("input_ids", "attention_mask", "token_type_ids")}}
     print("\n| model | plan | B | peak / no-swap | compressed | one-step grad error | s |")
     print("|---|---|---|---|---|---|---|")
     from nnx import api

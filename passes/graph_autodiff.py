@@ -56,9 +56,10 @@ class GraphAutodiffPass(ModulePass):
     beta2: int | float = 0.999
     eps: int | float = 1e-8
     params: str = ""
-    forward_masks: bool = True
+    forward_masks: bool = False
     """Compute narrow backward results (Relu's masks) in the forward pass
-    (`hoist_narrow_results`); false: where the backward rules emit them."""
+    (`hoist_narrow_results`); false (the default): where the backward rules emit
+    them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.autodiff.loss import LOSSES

@@ -45,7 +45,7 @@ def bn_resnet(blocks: int, channels: int = 16, classes: int = 10, seed: int = 0)
 
 
 def bn_cnn_step(tmp_path: Path, layers, batch: int, hw: int = 8, loss: str = "cross-entropy",
-                optimizer: str = "sgd", lr: float = 0.1, model=None):
+                optimizer: str = "sgd", lr: float = 0.1, model=None, forward_masks: bool = False):
     """(torch model, the graph-autodiff step module) of `model` (default
     `bn_cnn(layers)`) on (batch, 1, hw, hw) inputs."""
     torch = pytest.importorskip("torch")
@@ -59,6 +59,7 @@ def bn_cnn_step(tmp_path: Path, layers, batch: int, hw: int = 8, loss: str = "cr
                       output_names=["logits"], training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False, opset_version=17, dynamo=False)
     module = import_onnx(str(path))
-    GraphAutodiffPass(loss=loss, optimizer=optimizer, lr=lr).apply(make_context(), module)
+    GraphAutodiffPass(loss=loss, optimizer=optimizer, lr=lr, forward_masks=forward_masks).apply(
+        make_context(), module)
     module.verify()
     return model, module

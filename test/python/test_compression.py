@@ -127,7 +127,7 @@ def test_verifier_checks_the_scales(text, msg):
 # ---- the default policy on a training step ----------------------------------------------
 
 
-def _step():
+def _step(forward_masks=False):
     """A residual BatchNorm CNN's step (gradients): the skip tensors have forward
     readers (the block's add) after an idle gap, as well as backward ones."""
     import tempfile
@@ -135,7 +135,8 @@ def _step():
 
     from cnn_steps import bn_cnn_step, bn_resnet
 
-    _, m = bn_cnn_step(Path(tempfile.mkdtemp()), None, 32, optimizer="none", model=bn_resnet(3))
+    _, m = bn_cnn_step(Path(tempfile.mkdtemp()), None, 32, optimizer="none", model=bn_resnet(3),
+                       forward_masks=forward_masks)
     rng = np.random.default_rng(0)
     feeds = {"input": rng.random((32, 1, 8, 8), dtype=np.float32),
              "labels": rng.integers(0, 10, 32).astype(np.int64)}
@@ -207,13 +208,14 @@ def test_default_policy_leaves_the_forward_pass_exact(tmp_path):
     assert run_function(find_function(seed), feeds)["loss"] != ref["loss"]
 
 
-def test_default_plan_gradients_stay_close(tmp_path):
-    # one step's gradients under the default plan at half the peak: every gradient
-    # within 5 % of its largest magnitude (the masks of Relu are exact: graph-autodiff
-    # computes them in the forward pass)
+def test_default_plan_gradients_stay_close_with_forward_masks(tmp_path):
+    # one step's gradients under the default plan at half the peak of a step built
+    # with graph-autodiff{forward-masks=true}: every gradient within 5 % of its
+    # largest magnitude (the masks of Relu are exact; with masks computed from
+    # i8-rounded values the worst gradient error is tens of percent)
     from nnx.interp.interpreter import find_function, run_function
 
-    m, feeds = _step()
+    m, feeds = _step(forward_masks=True)
     out = _apply(m, memory_budget=_peak(m) // 2, target=_v100())
     ref = run_function(find_function(m), feeds)
     got = run_function(find_function(out), feeds)
