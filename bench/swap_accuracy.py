@@ -288,10 +288,12 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--target", default=str(ROOT / "targets" / "v100.toml"))
     p.add_argument("--big", default="resnet50,bert-base", help="models for the one-step gradient error ('' for none)")
+    p.add_argument("--no-digits", action="store_true", help="only the one-step gradient errors")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     t0 = time.perf_counter()
-    digits_runs(args.steps, args.target)
+    if not args.no_digits:
+        digits_runs(args.steps, args.target)
     if args.big:
         big_runs([n for n in args.big.split(",") if n], args.target)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")

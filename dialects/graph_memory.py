@@ -14,7 +14,8 @@ distant consumer:
   is a symmetric quantisation with a second result, the f32 scales, one per scale
   group: `scales = "tensor"` (the default: one scale, rank 0), `"channel"` (one per
   index of axis 1) or `"group<N>"` (one per N consecutive elements);
-  `scale = max|x| / 127` over the group, `q = round(x / scale)` (nnx/compression.py).
+  `scale = max|x| / 127` over the group, `q = round(x / scale)`, a nonzero element
+  never 0 (nnx/compression.py).
 * `graph.decompress_tensor(%c[, %scale]) {scales}`: back to f32 (`q * scale` for "i8";
   `scales` as its compression's).
 

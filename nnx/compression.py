@@ -8,9 +8,12 @@ accuracy estimate (passes/swap_plan.py):
 * `f16` / `bf16`: the float32 value rounded to nearest even in the narrow type.
 * `i8`: symmetric quantisation with one f32 scale per *scale group*:
   `scale = max|x| / 127` over the group (1 for an all-zero or non-finite group),
-  `q = round_half_even(x / scale)` clipped to [-127, 127], restored as `q * scale`.
-  The error of an element is at most `scale / 2`, i.e. 1/254 of its group's
-  largest magnitude. The groups (`scales`):
+  `q = round_half_even(x / scale)` clipped to [-127, 127], except that a nonzero
+  element never becomes 0 (it becomes +-1: the sign of every element is kept, so
+  a comparison with 0 in the backward pass -- Relu's mask `x > 0` -- gives what it
+  gives on the exact value); restored as `q * scale`. The error of an element is at
+  most `scale / 2` (`scale` for the elements below `scale / 2` in magnitude), i.e.
+  1/254 (1/127) of its group's largest magnitude. The groups (`scales`):
   - `tensor`: one scale (a rank-0 scale tensor), the original behaviour;
   - `channel`: one scale per index of axis 1 (NCHW channels; the hidden axis of a
     (tokens, hidden) matrix), scale shape (C,); a rank-0/1 tensor has one scale;
@@ -83,7 +86,8 @@ def i8_compress(x: np.ndarray, scales: str = "tensor") -> tuple[np.ndarray, np.n
         m = np.max(np.abs(g), axis=1) if g.shape[1] else np.zeros(g.shape[0], np.float32)
     s = (m / np.float32(127.0)).astype(np.float32)
     s = np.where((m > 0) & np.isfinite(m), s, np.float32(1.0)).astype(np.float32)
-    q = np.clip(np.rint(g / s[:, None]), -127, 127).astype(np.int8)
+    q = np.clip(np.rint(g / s[:, None]), -127, 127)
+    q = np.where((q == 0) & (g != 0), np.sign(g), q).astype(np.int8)  # keep every sign
     return _ungroup(q, x.shape, scales, pad), s.reshape(scale_shape(x.shape, scales))
 
 

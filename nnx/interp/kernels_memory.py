@@ -3,8 +3,8 @@
 Swaps are exact copies (host memory holds the same bytes). Compression is the element
 type round trip: "f16"/"bf16" round to nearest even; "i8" is a symmetric
 quantisation with one scale per scale group (the op's `scales`: tensor, channel or
-group<N>; nnx/compression.py defines the arithmetic), restored as `q * scale`
-(error at most scale / 2 per element).
+group<N>; nnx/compression.py defines the arithmetic; a nonzero element keeps its
+sign), restored as `q * scale`.
 
 Registered straight into `KERNELS` (no narrow-float widening: these ops convert
 between element types on purpose).

@@ -15,7 +15,8 @@ from nnx.ir_io import make_context, parse_module_text
 
 def _reference_i8(x: np.ndarray, groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Quantise x group by group (each group an index array into x.flat): scale =
-    max|x| / 127 (1 for an all-zero group), q = round half even, clipped."""
+    max|x| / 127 (1 for an all-zero group), q = round half even, clipped, and a
+    nonzero element that would round to 0 keeps its sign (+-1)."""
     flat = x.reshape(-1).astype(np.float32)
     q = np.zeros(flat.size, np.int8)
     scales = []
@@ -23,7 +24,9 @@ def _reference_i8(x: np.ndarray, groups: list[np.ndarray]) -> tuple[np.ndarray, 
         m = float(np.max(np.abs(flat[idx])))
         s = np.float32(m) / np.float32(127) if m > 0 else np.float32(1)
         scales.append(s)
-        q[idx] = np.clip(np.rint(flat[idx] / s), -127, 127).astype(np.int8)
+        for i in idx:
+            v = int(np.clip(np.rint(flat[i] / s), -127, 127))
+            q[i] = v if v != 0 or flat[i] == 0 else (1 if flat[i] > 0 else -1)
     return q.reshape(x.shape), np.array(scales, np.float32)
 
 
@@ -60,11 +63,14 @@ def test_i8_scales_match_numpy(shape, scales, groups):
     assert np.array_equal(s.reshape(-1), want_s)
     assert np.array_equal(q, want_q)
     back = i8_decompress(q, s, scales)
-    # every element within half a step of its group's scale
+    # every element within half a step of its group's scale (a whole step for the
+    # elements below half a step, which keep their sign), signs kept
     step = np.zeros(x.size, np.float32)
     for g, sc in zip(groups(shape), want_s):
         step[g] = sc
-    assert np.all(np.abs(back - x).reshape(-1) <= step / 2 * (1 + 1e-6))
+    err, ax = np.abs(back - x).reshape(-1), np.abs(x).reshape(-1)
+    assert np.all(err <= np.where(ax >= step / 2, step / 2, step) * (1 + 1e-6))
+    assert np.array_equal(np.sign(back), np.sign(x))
 
 
 def test_finer_scales_are_more_accurate_on_channels_of_different_ranges():
