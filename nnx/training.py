@@ -117,13 +117,17 @@ def load_data(path: str, sig: Signature) -> dict[str, np.ndarray]:
     import zipfile
 
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not hasattr(z, "files"):
-                raise TrainingError(f"{path}: not an .npz archive (one array per data input)")
+        z = np.load(path, allow_pickle=False)
+    except (zipfile.BadZipFile, ValueError, EOFError):
+        raise TrainingError(f"{path}: not an .npz archive (one array per data input)") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise TrainingError(f"{path}: a single array, not an .npz archive (one array per data input)")
+    try:
+        with z:
             arrays = {k: z[k] for k in z.files}
     except (zipfile.BadZipFile, ValueError, EOFError) as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise TrainingError(f"{path}: not a readable .npz archive ({first})") from None
+        raise TrainingError(f"{path}: an unreadable array in the .npz archive ({first})") from None
     return check_data(arrays, sig, path)
 
 

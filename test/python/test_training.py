@@ -172,3 +172,19 @@ def test_forward_masks_keep_the_values_and_lower_the_peak(tmp_path):
         return simulate(bt.ops, bt.values, bt.units).peak_bytes
 
     assert peak(hoisted) < 0.9 * peak(plain)
+
+
+@pytest.mark.parametrize("make,msg", [
+    (lambda p: np.save(p.open("wb"), np.zeros(3)), "a single array, not an .npz archive"),
+    (lambda p: p.write_text("not numpy"), "not an .npz archive"),
+    (lambda p: None, "No such file or directory"),
+])
+def test_a_data_file_that_is_not_an_npz_is_one_line(tmp_path, capsys, make, msg):
+    from nnx.tools.nnx_train import main
+
+    _, step = _cnn_step(tmp_path)
+    path = tmp_path / "data.npz"
+    make(path)
+    rc = main([_write(tmp_path, "step.mlir", step), "--data", str(path), "--steps", "2"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and len(err.splitlines()) == 1 and msg in err, err
