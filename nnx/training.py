@@ -186,22 +186,20 @@ class TrainResult:
 def train(func: FuncOp, data: Mapping[str, np.ndarray], steps: int,
           eval_data: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> TrainResult:
     """Run the training step `func` `steps` times (the module docstring)."""
-    from nnx.interp.interpreter import input_names, output_names, run_function
+    from nnx.interp.interpreter import input_specs, output_names, run_function
 
     if steps < 1:
         raise TrainingError(f"the number of steps must be at least 1, got {steps}")
     sig = training_signature(func)
     data = check_data(data, sig)
     held = check_data(eval_data, sig, "held-out data") if eval_data is not None else None
-    names = input_names(func)
+    specs = input_specs(func)
+    names = [n for n, _, _ in specs]
     outs = output_names(func)
-    specs = {n: a for n, a in zip(names, func.body.block.args)}
     args: dict[str, np.ndarray] = {}
-    for i, j in sig.state:
-        t = specs[names[i]].type
-        shape = tuple(t.get_shape())  # type: ignore[attr-defined]
-        dt = np.float32 if "f32" in str(t) else np.float64
-        args[names[i]] = np.ones(shape, dt) if names[i] == "adam_step" else np.zeros(shape, dt)
+    for i, _ in sig.state:
+        name, shape, dt = specs[i]
+        args[name] = (np.ones if name == "adam_step" else np.zeros)(shape, dt)
     constants: dict[Operation, np.ndarray] = {op: op.numpy_value() for op, _, _ in sig.params}  # type: ignore[attr-defined]
     n = next(iter(data.values())).shape[0]
     order = batch_indices(n, sig.batch, seed)
