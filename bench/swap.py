@@ -240,7 +240,7 @@ def swap_plan(func, target, budget: int, mode: str, dtype: str = "i8"):
         return None, r
     f = func.clone()
     if r.reductions:
-        emit(f.body.block, target, r.reductions, r.dtype, *r.times)
+        emit(f.body.block, target, r.reductions, *r.times)
     return f, r
 
 

@@ -9,11 +9,15 @@ distant consumer:
   memory of `%x` is freed when the copy completes (if nothing else reads `%x`).
 * `graph.swap_in(%h)`: copy the host copy `%h` (a `graph.swap_out` result) back to
   device memory; the device buffer is allocated when the copy starts.
-* `graph.compress_tensor(%x) {dtype = "f16" | "bf16" | "i8"}`: an f32 tensor in a narrower
-  element type (a device op). "f16"/"bf16" round to nearest; "i8" is a symmetric
-  per-tensor quantisation with a second result, the f32 scale
-  (`scale = max|x| / 127`, 1 when x is all zeros; `q = round(x / scale)`).
-* `graph.decompress_tensor(%c[, %scale])`: back to f32 (`q * scale` for "i8").
+* `graph.compress_tensor(%x) {dtype = "f16" | "bf16" | "i8"[, scales = "..."]}`: an f32
+  tensor in a narrower element type (a device op). "f16"/"bf16" round to nearest; "i8"
+  is a symmetric quantisation with a second result, the f32 scales, one per scale
+  group: `scales = "tensor"` (the default: one scale, rank 0), `"channel"` (one per
+  index of axis 1) or `"group<N>"` (one per N consecutive elements);
+  `scale = max|x| / 127` over the group, `q = round(x / scale)`, a nonzero element
+  never 0 (nnx/compression.py).
+* `graph.decompress_tensor(%c[, %scale]) {scales}`: back to f32 (`q * scale` for "i8";
+  `scales` as its compression's).
 
 A restoration must name its reduction: the operand of `graph.swap_in` is a
 `graph.swap_out` result, and the data operand of `graph.decompress_tensor` is a
@@ -32,6 +36,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_result_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
+from nnx.compression import check_scales, scale_shape
 from nnx.dialects.graph import GraphOp, string_prop
 from nnx.types import mlir_type_of_name
 
@@ -84,6 +89,7 @@ class CompressOp(GraphOp):
     output = result_def(TensorType)
     scale = opt_result_def(TensorType)
     dtype = string_prop()
+    scales = string_prop()
 
     def infer_result_types(self) -> list[Attribute | None] | None:
         if self.input.type.element_type != f32:  # type: ignore[attr-defined]
@@ -93,8 +99,19 @@ class CompressOp(GraphOp):
             raise VerifyException(f"dtype must be one of {sorted(COMPRESSED_TYPES)}, got {d!r}")
         out: list[Attribute | None] = [TensorType(COMPRESSED_TYPES[d], _shape(self.input))]
         if d == "i8":
-            out.append(TensorType(f32, []))
+            out.append(TensorType(f32, list(scale_shape(_shape(self.input), _scales(self)))))
+        elif self.attr("scales") is not None:
+            raise VerifyException("'scales' is an i8 option")
         return out
+
+
+def _scales(op) -> str:
+    """The op's i8 scale granularity (`tensor` when absent), checked."""
+    s = op.attr("scales", "tensor")
+    msg = check_scales(s)
+    if msg:
+        raise VerifyException(msg)
+    return s
 
 
 def reduction_of(v: SSAValue) -> CompressOp | None:
@@ -116,6 +133,7 @@ class DecompressOp(GraphOp):
     input = operand_def(TensorType)
     scale = opt_operand_def(TensorType)
     output = result_def(TensorType)
+    scales = string_prop()
 
     def infer_result_types(self) -> list[Attribute | None] | None:
         c = reduction_of(self.input)
@@ -126,6 +144,8 @@ class DecompressOp(GraphOp):
             raise VerifyException("'scale' is needed exactly when decompressing an i8 compression")
         if self.scale is not None and self.scale is not c.scale:
             raise VerifyException("'scale' must be the scale result of the same graph.compress_tensor")
+        if self.scale is not None and _scales(self) != _scales(c):
+            raise VerifyException(f"'scales' is {_scales(self)!r}, its compression's {_scales(c)!r}")
         return [TensorType(Float32Type(), _shape(self.input))]
 
 

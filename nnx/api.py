@@ -5,6 +5,8 @@
     module = api.import_onnx("examples/tiny_cnn.onnx", batch=1)     # nnx-import
     api.run_pipeline(module, "builtin.module(graph-fold-constants,canonicalize,dce)")  # nnx-opt
     ref = api.interpret(module, {"image": x})                      # nnx-run --interpret
+    result = api.train(step_module, "train.npz", steps=300, eval_data="test.npz")  # nnx-train
+    result.losses, result.eval_loss, result.params
     prog = api.compile("examples/tiny_cnn.onnx", batch=1)          # nnx-compile
     res = api.simulate(prog, {"image": x})                         # nnx-run PROG.s
     res.outputs["probs"], res.cycles, res.report["units"]
@@ -63,6 +65,7 @@ __all__ = [
     "run_pipeline",
     "run_report",
     "simulate",
+    "train",
 ]
 
 LOWERING = "lower-to-chip"
@@ -129,6 +132,33 @@ def interpret(
     from nnx.interp.interpreter import run_module
 
     return run_module(module, inputs, function)
+
+
+def train(
+    step: ModuleOp,
+    data: Mapping[str, np.ndarray] | str | os.PathLike[str],
+    steps: int,
+    eval_data: Mapping[str, np.ndarray] | str | os.PathLike[str] | None = None,
+    seed: int = 0,
+    function: str | None = None,
+):
+    """Train with a graph-autodiff step (with an optimizer) as nnx-train does: run
+    it `steps` times on batches of `data` (arrays by data-input name, samples first,
+    or an .npz file), feeding the updated parameters and optimizer state into the
+    next step; returns `nnx.training.TrainResult` (`losses`, `eval_loss` on
+    `eval_data`, `params`, `state`, `seconds`). `step` is not changed."""
+    from nnx.interp.interpreter import find_function
+    from nnx.training import load_data, train as _train, training_signature
+
+    func = find_function(step, function)
+    sig = training_signature(func)
+
+    def arrays(d):
+        if d is None or isinstance(d, Mapping):
+            return d
+        return load_data(os.fspath(d), sig)
+
+    return _train(func, arrays(data), steps, arrays(eval_data), seed)
 
 
 # --------------------------------------------------------------------------------------

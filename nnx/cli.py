@@ -51,6 +51,29 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
+def blas_threads() -> None:
+    """Pick the BLAS thread count before numpy loads (NNX_THREADS overrides).
+
+    OpenBLAS threads busy-wait for each other: on a machine whose cores are already
+    busy, two threads run a matmul ~20x slower than one. Use the idle cores (at
+    least one) unless the user set OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/NNX_THREADS.
+    """
+    if "numpy" in sys.modules:
+        return
+    n = os.environ.get("NNX_THREADS")
+    if n is None:
+        if "OPENBLAS_NUM_THREADS" in os.environ or "OMP_NUM_THREADS" in os.environ:
+            return
+        cpus = os.cpu_count() or 1
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = 0.0
+        n = str(max(1, min(cpus, int(cpus - load + 0.5))))
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = n
+
+
 def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 

@@ -58,6 +58,10 @@ class GraphAutodiffPass(ModulePass):
     beta2: int | float = 0.999
     eps: int | float = 1e-8
     params: str = ""
+    forward_masks: bool = False
+    """Compute narrow backward results (Relu's masks) in the forward pass
+    (`hoist_narrow_results`); false (the default): where the backward rules emit
+    them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.autodiff.loss import LOSSES
@@ -135,6 +139,7 @@ def build_training_step(func: FuncOp, opts: GraphAutodiffPass) -> None:
     labels = block.insert_arg(labels_type(opts.loss, output), len(block.args))
     arg_attrs.append(_named("labels"))
 
+    forward = set(block.ops)
     em = Emitter(block, ret)
     try:
         loss, seed = emit_loss(em, opts.loss, output, labels)
@@ -203,6 +208,46 @@ def build_training_step(func: FuncOp, opts: GraphAutodiffPass) -> None:
     func.arg_attrs = ArrayAttr(arg_attrs)
     func.res_attrs = ArrayAttr(res_attrs)
     _drop_dead(block)
+    if opts.forward_masks:
+        hoist_narrow_results(block, forward)
+
+
+def hoist_narrow_results(block, forward: set) -> int:
+    """Move each backward elementwise op that reads only forward values and constants
+    and whose result is narrower than the forward tensor it reads (the i1 mask
+    `x > 0` of Relu's gradient) to right after the forward producer: the backward
+    pass then keeps the 1-byte mask instead of the 4-byte tensor, which is freed as
+    soon as the forward pass is done with it, and a swap or compression plan never
+    has to restore it exactly (docs/training.md, "Masks in the forward pass").
+    Returns the number of ops moved."""
+    from nnx.dialects.graph import ConstantOp
+    from nnx.dialects.traits import Elementwise
+    from nnx.graph_costs import value_bytes
+
+    pos = {op: i for i, op in enumerate(block.ops)}
+    moved = 0
+    for op in [o for o in block.ops if o not in forward]:
+        if not op.has_trait(Elementwise) or not op.results or not op.operands:
+            continue
+        consts = [v.owner for v in op.operands if isinstance(v.owner, ConstantOp)]
+        data = [v for v in op.operands if not isinstance(v.owner, ConstantOp)]
+        if not data or any(v.owner not in forward and v.owner is not block for v in data):
+            continue
+        if max(value_bytes(r) for r in op.results) >= max(value_bytes(v) for v in data):
+            continue
+        producers = [v.owner for v in data if v.owner in pos]
+        anchor = max(producers, key=pos.__getitem__) if producers else None
+        op.detach()
+        if anchor is None:
+            block.insert_op_before(op, block.first_op)
+        else:
+            block.insert_op_after(op, anchor)
+        for c in consts:  # constants read nothing: at the top they dominate every use
+            if c is not block.first_op:
+                c.detach()
+                block.insert_op_before(c, block.first_op)
+        moved += 1
+    return moved
 
 
 def _dropout_as_identity(block) -> None:

@@ -193,7 +193,7 @@ def _groups(cs: list[Candidate], gap: int) -> list[list[Candidate]]:
 
 def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: str, dtype: str,
            bt, prefetch: Callable[[int, int, int], Operation | None] | None = None,
-           serialize: bool = True, chain: bool = True) -> int:
+           serialize: bool = True, chain: bool = True, scales: str = "tensor") -> int:
     """Insert reductions, restorations and control edges for `chosen` (steps 3-4);
     returns the number of restorations. `bt` is the block's `BlockTiming` (only its
     `ops` are read when `prefetch` is given). Consumers of one tensor whose TRTs lie more
@@ -202,7 +202,8 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
     the op the restoration waits for (default: the one finishing one restoration
     time before the consumer by the timing; None: no prefetch edge); it must come
     before the consumer in the block. `serialize`: the reduction -> next-reader
-    edges; `chain`: the edges between consecutive restorations."""
+    edges; `chain`: the edges between consecutive restorations; `scales`: the i8
+    scale granularity (nnx/compression.py)."""
     from nnx.dialects.graph_memory import CompressOp, DecompressOp, SwapInOp, SwapOutOp
     from nnx.graph_costs import op_unit_cycles
 
@@ -212,6 +213,7 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
     for c in chosen:
         by_value.setdefault(c.value, []).append(c)
     restorations: list[Operation] = []
+    extra = {"scales": scales} if dtype == "i8" and scales != "tensor" else {}
     for v, cs in sorted(by_value.items(), key=lambda kv: pos[kv[0].owner]):
         producer = v.owner
         far = {c.consumer for c in cs}
@@ -221,7 +223,7 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
             anchor = anchor.next_op
         new: list[Operation] = []
         if mode in ("compress", "both"):
-            comp = CompressOp.build_onnx([v], {"dtype": dtype}, _compress_types(v, dtype))
+            comp = CompressOp.build_onnx([v], {"dtype": dtype, **extra}, _compress_types(v, dtype, scales))
             new.append(comp)
             red_data = comp.results[0]
             scale = comp.results[1] if dtype == "i8" else None
@@ -249,7 +251,7 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
                 rest.append(si)
                 data = si.results[0]
             if mode in ("compress", "both"):
-                dc = DecompressOp.build_onnx([data, scale] if scale is not None else [data], {}, [v.type])
+                dc = DecompressOp.build_onnx([data, scale] if scale is not None else [data], extra, [v.type])
                 rest.append(dc)
                 data = dc.results[0]
             restore_cycles = sum(op_unit_cycles(target, r)[1] for r in rest)
@@ -276,15 +278,16 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
     return len(restorations)
 
 
-def _compress_types(v: SSAValue, dtype: str) -> list:
+def _compress_types(v: SSAValue, dtype: str, scales: str = "tensor") -> list:
     from xdsl.dialects.builtin import TensorType, f32
 
+    from nnx.compression import scale_shape
     from nnx.dialects.graph_memory import COMPRESSED_TYPES
 
     shape = v.type.get_shape()  # type: ignore[attr-defined]
     out = [TensorType(COMPRESSED_TYPES[dtype], shape)]
     if dtype == "i8":
-        out.append(TensorType(f32, []))
+        out.append(TensorType(f32, list(scale_shape(tuple(shape), scales))))
     return out
 
 
@@ -341,13 +344,14 @@ def _peak_and_cycles(block: Block, target) -> tuple[int, int]:
     return tl.peak_bytes, tl.cycles
 
 
-def apply_thresholds(block: Block, target, th: Thresholds, mode: str, dtype: str) -> int:
+def apply_thresholds(block: Block, target, th: Thresholds, mode: str, dtype: str, scales: str = "tensor") -> int:
     """Steps 1-4 on `block` with fixed thresholds; returns the number of restorations."""
     cands, bt = candidates(block, target, mode, th.timing)
-    return insert(block, target, select(cands, th), th.th_tts, mode, dtype, bt, serialize=th.serialize)
+    return insert(block, target, select(cands, th), th.th_tts, mode, dtype, bt, serialize=th.serialize,
+                  scales=scales)
 
 
-def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str,
+def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str, scales: str = "tensor",
                       timings: tuple[str, ...] = TIMING_MODES) -> tuple[Thresholds | None, dict]:
     """The thresholds with the smallest simulated cycles whose peak fits `budget`
     (None if no setting fits); the dict says what was measured. Tried: each timing
@@ -361,7 +365,7 @@ def choose_thresholds(func: FuncOp, target, budget: int, mode: str, dtype: str,
 
     def evaluate(th: Thresholds) -> tuple[int, int]:
         clone = func.clone()
-        apply_thresholds(clone.body.block, target, th, mode, dtype)
+        apply_thresholds(clone.body.block, target, th, mode, dtype, scales)
         peak, cycles = _peak_and_cycles(clone.body.block, target)
         info["tried"] += 1
         info["lowest_peak"] = min(info["lowest_peak"], peak)
@@ -402,16 +406,16 @@ def plan_choices(mode: str, dtype: str) -> list[tuple[tuple[str, ...], str]]:
     return out
 
 
-def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
+def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy=None):
     """`policy=nnx`: of the plans of `swap_plan.plan_reductions` for `plan_choices`,
     the one with the fewest simulated cycles that fits (the earlier on a tie), or
-    the result with the lowest peak when none fits. The result's `dtype` is the one
-    to emit it with."""
-    from nnx.passes.swap_plan import plan_reductions
+    the result with the lowest peak when none fits. `accuracy`: a
+    `swap_plan.Accuracy` (default: its defaults)."""
+    from nnx.passes.swap_plan import Accuracy, plan_reductions
 
     best = None
     for modes, dt in plan_choices(mode, dtype):
-        r = plan_reductions(func, target, budget, modes, dt)
+        r = plan_reductions(func, target, budget, modes, dt, accuracy=accuracy or Accuracy())
         if r.reductions is None:
             if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
                 best = r
@@ -420,18 +424,18 @@ def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
     return best
 
 
-def apply_plan(func: FuncOp, target, budget: int, mode: str, dtype: str):
+def apply_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy=None):
     """Plan (`best_plan`) and insert into `func`; PassError when nothing fits."""
     from nnx.passes.swap_plan import emit
 
-    r = best_plan(func, target, budget, mode, dtype)
+    r = best_plan(func, target, budget, mode, dtype, accuracy)
     if r.reductions is None:
         raise PassError(
             f"swap-insert: no plan fits memory-budget={budget} in @{func.sym_name.data} with "
             f"policy=nnx mode={mode} dtype={dtype} (no-swap peak {r.base_peak} bytes, lowest peak "
             f"found {r.lowest_peak} bytes)", func)
     if r.reductions:
-        emit(func.body.block, target, r.reductions, r.dtype, *r.times)
+        emit(func.body.block, target, r.reductions, *r.times)
     return r
 
 
@@ -452,27 +456,104 @@ class SwapInsertPass(ModulePass):
     timing: str = "asap"
     serialize: bool = True
     policy: str = ""
+    scales: str = ""
+    exact_forward: bool = True
+    max_grad_error: int | float = 0.05
+    report: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnx.compression import check_scales
+        from nnx.passes.swap_plan import Accuracy
+
         opts = resolve_options(self.policy, self.mode, self.dtype, self.memory_budget)
         if self.timing not in TIMING_MODES:
             raise PassError(f"swap-insert: timing must be one of {list(TIMING_MODES)}, got '{self.timing}'")
         if self.th_size < 0 or self.th_tts < 0 or self.memory_budget < 0:
             raise PassError("swap-insert: th-tts, th-size and memory-budget must be >= 0")
+        if not float(self.max_grad_error) >= 0:
+            raise PassError(f"swap-insert: max-grad-error must be >= 0, got {self.max_grad_error}")
+        scales = self.scales or ("channel" if opts.policy == "nnx" else "tensor")
+        if check_scales(scales):
+            raise PassError(f"swap-insert: {check_scales(scales)}")
+        accuracy = Accuracy(self.exact_forward, scales, float(self.max_grad_error))
         target = load_pass_target("swap-insert", self.target)
-        for f in [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]:
-            if opts.policy == "nnx":
-                apply_plan(f, target, self.memory_budget, opts.mode, opts.dtype)
-                continue
-            th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize, self.timing)
-            if self.memory_budget:
-                th, info = choose_thresholds(f, target, self.memory_budget, opts.mode, opts.dtype)
-                if th is None:
-                    raise PassError(
-                        f"swap-insert: no setting fits memory-budget={self.memory_budget} in "
-                        f"@{f.sym_name.data} with policy=seed mode={opts.mode} dtype={opts.dtype} "
-                        f"(no-swap peak {info['base_peak']} bytes, lowest peak found "
-                        f"{info['lowest_peak']} bytes)", f)
-                if th.max_n == 0:
-                    continue
-            apply_thresholds(f.body.block, target, th, opts.mode, opts.dtype)
+        funcs = [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]
+        for f in funcs:
+            self._apply_func(f, target, opts, accuracy)
+        if self.report:
+            write_report(self.report, {f.sym_name.data: reductions_report(f) for f in funcs})
+
+    def _apply_func(self, f: FuncOp, target, opts: ResolvedOptions, accuracy) -> None:
+        if opts.policy == "nnx":
+            apply_plan(f, target, self.memory_budget, opts.mode, opts.dtype, accuracy)
+            return
+        th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize, self.timing)
+        if self.memory_budget:
+            th, info = choose_thresholds(f, target, self.memory_budget, opts.mode, opts.dtype, accuracy.scales)
+            if th is None:
+                raise PassError(
+                    f"swap-insert: no setting fits memory-budget={self.memory_budget} in "
+                    f"@{f.sym_name.data} with policy=seed mode={opts.mode} dtype={opts.dtype} "
+                    f"(no-swap peak {info['base_peak']} bytes, lowest peak found "
+                    f"{info['lowest_peak']} bytes)", f)
+            if th.max_n == 0:
+                return
+        apply_thresholds(f.body.block, target, th, opts.mode, opts.dtype, accuracy.scales)
+
+
+def reductions_report(func: FuncOp) -> dict:
+    """What `swap-insert` put into `func`, read off its IR: per reduced tensor the
+    producer, shape, bytes, mode, compressed dtype and i8 scale granularity, and how
+    many readers read a restored copy; the plan's `estimated_grad_error`
+    (`swap_plan.estimated_error` of its compressed tensors)."""
+    from nnx.compression import scale_count
+    from nnx.dialects.graph_memory import CompressOp, DecompressOp, SwapInOp, SwapOutOp
+    from nnx.graph_costs import value_bytes
+    from nnx.interp.interpreter import location_text
+    from nnx.passes.swap_plan import estimated_error
+
+    rows = []
+    for op in func.body.block.ops:
+        if not isinstance(op, CompressOp | SwapOutOp) or isinstance(op.input.owner, CompressOp):
+            continue
+        v = op.input
+        comp = op if isinstance(op, CompressOp) else None
+        swapped = isinstance(op, SwapOutOp) or any(isinstance(u.operation, SwapOutOp) for u in op.output.uses)
+        users = [u.operation for u in op.output.uses]
+        if comp and swapped:
+            users = [u.operation for so in users if isinstance(so, SwapOutOp) for u in so.output.uses]
+        shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
+        dtype = comp.attr("dtype") if comp else None
+        scales = comp.attr("scales", "tensor") if comp and dtype == "i8" else None
+        rows.append({
+            "producer": v.owner.name if isinstance(v.owner, Operation) else "argument",
+            "location": location_text(v.owner) if isinstance(v.owner, Operation) else "",
+            "shape": list(shape),
+            "bytes": value_bytes(v),
+            "mode": "both" if comp and swapped else ("compress" if comp else "swap"),
+            "dtype": dtype,
+            "scales": scales,
+            "scale_count": scale_count(shape, scales) if scales else None,
+            "restorations": sum(isinstance(u, DecompressOp | SwapInOp) for u in users),
+        })
+    lossy = [r["dtype"] for r in rows if r["dtype"]]
+    return {"reductions": rows, "compressed": len(lossy), "swapped": sum(r["mode"] != "compress" for r in rows),
+            "estimated_grad_error": estimated_error(lossy)}
+
+
+def write_report(path: str, report: dict) -> None:
+    """The JSON report of `report=PATH` (`-`: stderr), written whole or not at all."""
+    import json
+    import sys
+
+    text = json.dumps(report, indent=1) + "\n"
+    if path == "-":
+        sys.stderr.write(text)
+        return
+    from nnx.atomic_file import atomic_open
+
+    try:
+        with atomic_open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise PassError(f"swap-insert: cannot write report '{path}': {e.strerror}") from None

@@ -46,20 +46,51 @@ from dataclasses import dataclass, field
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-COMPRESSED_BYTES = {"f16": 2, "bf16": 2, "i8": 1}
-"""Bytes per element of each compressed dtype (f32 tensors only)."""
+DEFAULT_MAX_GRAD_ERROR = 0.05
+"""Default bound on a plan's estimated gradient error (`estimated_error`): about 160
+tensors in i8 (1/254 each), every tensor of the plans measured in bench/swap.py."""
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """What a plan may do to the values (docs/tensor-timing-and-swapping.md,
+    "Compression that keeps training"):
+
+    * `exact_forward`: a forward-pass reader (an op the training step's `loss`
+      depends on) never reads a compressed copy: lossy modes restore only for
+      backward-pass readers; swaps (exact) serve any reader. False: a restored copy
+      serves every reader after the idle gap (the original behaviour).
+    * `scales`: the i8 scale granularity (nnx/compression.py).
+    * `max_grad_error`: bound on `estimated_error` of the plan; i8 tensors past it
+      fall back to f16, and past that to exact swaps."""
+
+    exact_forward: bool = True
+    scales: str = "channel"
+    max_grad_error: float = DEFAULT_MAX_GRAD_ERROR
+
+
+def estimated_error(dtypes: list[str]) -> float:
+    """Estimated relative gradient error of a plan compressing tensors to `dtypes`:
+    the rounding errors of independent tensors add in quadrature (each gradient term
+    reads its tensor once), sqrt(sum of UNIT_ROUNDOFF[dtype]^2)."""
+    from nnx.compression import UNIT_ROUNDOFF
+
+    return math.sqrt(sum(UNIT_ROUNDOFF[d] ** 2 for d in dtypes))
 
 
 @dataclass(frozen=True)
 class Reduction:
-    """Reduce the tensor `result` of op `producer` (block index) with `mode`; the
-    readers `far` ((op index, operand index) pairs) read the one restored copy."""
+    """Reduce the tensor `result` of op `producer` (block index) with `mode`
+    (compressing to `dtype` with i8 scale groups `scales`); the readers `far` ((op
+    index, operand index) pairs) read the one restored copy."""
 
     producer: int
     result: int
     far: tuple[tuple[int, int], ...]
     nbytes: int
     mode: str
+    dtype: str = "f16"
+    scales: str = "tensor"
 
 
 @dataclass(frozen=True)
@@ -95,12 +126,14 @@ class PlanResult:
     """The compressed element type the plan was made (and is emitted) with."""
 
 
-def idle_windows(ops: list[Operation], cands, start: list[int], finish: list[int]) -> list[Window]:
+def idle_windows(ops: list[Operation], cands, start: list[int], finish: list[int],
+                 near_only: frozenset[int] = frozenset()) -> list[Window]:
     """The longest idle window of each candidate tensor (step 1). `cands` are the
     seed method's candidate inputs (`swap_insert.candidates`: the inputs a
     restoration may serve); `start`/`finish` the schedule of `ops`. A view reader
     (reshape...) counts with the times of the readers of its result, since it keeps
-    the tensor alive; it is never a far reader."""
+    the tensor alive; it is never a far reader, and neither is an op of `near_only`
+    (the forward pass, for a lossy restoration)."""
     from nnx.dialects.traits import ViewLike
 
     pos = {op: i for i, op in enumerate(ops)}
@@ -116,7 +149,7 @@ def idle_windows(ops: list[Operation], cands, start: list[int], finish: list[int
             eff_finish[i] = max(eff_finish[u] for u in users)
     eligible: dict[tuple[int, int], set[tuple[int, int]]] = {}
     for c in cands:
-        if not ops[c.consumer].has_trait(ViewLike):
+        if not ops[c.consumer].has_trait(ViewLike) and c.consumer not in near_only:
             eligible.setdefault((pos[c.value.owner], c.value.index), set()).add((c.consumer, c.operand))
     out: list[Window] = []
     for (p, k), ok in eligible.items():
@@ -150,11 +183,14 @@ class ModeCost:
     freed: int
 
 
-def mode_cost(target, nbytes: int, mode: str, dtype: str) -> ModeCost:
-    """The target's costs of reducing and restoring an `nbytes` f32 tensor (the same
-    formulas as `nnx.graph_costs.op_unit_cycles`)."""
+def mode_cost(target, nbytes: int, mode: str, dtype: str, shape: tuple[int, ...] | None = None,
+              scales: str = "tensor") -> ModeCost:
+    """The target's costs of reducing and restoring an `nbytes` f32 tensor of
+    `shape` (default: flat) (the same formulas as `nnx.graph_costs.op_unit_cycles`)."""
+    from nnx.compression import compressed_bytes
+
     elems = nbytes // 4
-    small = elems * COMPRESSED_BYTES[dtype]
+    small = compressed_bytes(shape or (elems,), dtype, scales)
     bpc = target.device.memory_bytes_per_cycle
     comp = max(target.vpu_cycles(elems), math.ceil((nbytes + small) / bpc))
     link = target.host_link.transfer_cycles
@@ -165,10 +201,11 @@ def mode_cost(target, nbytes: int, mode: str, dtype: str) -> ModeCost:
     return ModeCost(comp, comp, link(small), link(small), nbytes)
 
 
-def emit(block, target, plan: list[Reduction], dtype: str, start: list[int], finish: list[int]) -> None:
+def emit(block, target, plan: list[Reduction], start: list[int], finish: list[int]) -> None:
     """Insert `plan` into `block` (whose non-terminator ops are those the plan's
     indices and the schedule `start`/`finish` refer to): step 4's restoration
-    timing, then `swap_insert.insert` per mode without serialization edges."""
+    timing, then `swap_insert.insert` per mode and compressed type without
+    serialization edges."""
     from nnx.passes.swap_insert import Candidate, insert
 
     ops = [op for op in block.ops if op.next_op is not None]
@@ -178,17 +215,17 @@ def emit(block, target, plan: list[Reduction], dtype: str, start: list[int], fin
     link_free = None
     want: dict[tuple[int, int], int] = {}
     for r in linked:
-        c = mode_cost(target, r.nbytes, r.mode, dtype)
+        c = _cost(target, ops, r)
         end = start[min(i for i, _ in r.far)] - c.vpu_in
         if link_free is not None:
             end = min(end, link_free)
         want[(r.producer, r.result)] = end - c.link_in
         link_free = end - c.link_in
     timed = [i for i, op in enumerate(ops) if op.results and _has_unit(target, op)]
-    for mode in ("compress", "swap", "both"):
-        chosen = [r for r in plan if r.mode == mode]
-        if not chosen:
-            continue
+    kinds = sorted({(r.mode, r.dtype, r.scales) for r in plan},
+                   key=lambda k: (("compress", "swap", "both").index(k[0]), k[1], k[2]))
+    for mode, dtype, scales in kinds:
+        chosen = [r for r in plan if (r.mode, r.dtype, r.scales) == (mode, dtype, scales)]
         key_of = {(min(i for i, _ in r.far), r.producer): (r.producer, r.result) for r in chosen}
         cands = [Candidate(i, k, ops[r.producer].results[r.result], r.nbytes, 0, start[i])
                  for r in chosen for i, k in r.far]
@@ -205,7 +242,36 @@ def emit(block, target, plan: list[Reduction], dtype: str, start: list[int], fin
             return None
 
         insert(block, target, cands, 1 << 62, mode, dtype, SimpleNamespace(ops=ops), prefetch=prefetch,
-               serialize=False, chain=False)
+               serialize=False, chain=False, scales=scales)
+
+
+def _cost(target, ops: list[Operation], r: Reduction) -> ModeCost:
+    """`mode_cost` of reduction `r` of a tensor of `ops`."""
+    v = ops[r.producer].results[r.result]
+    return mode_cost(target, r.nbytes, r.mode, r.dtype, tuple(v.type.get_shape()), r.scales)  # type: ignore[attr-defined]
+
+
+def forward_ops(func: FuncOp, ops: list[Operation]) -> frozenset[int]:
+    """Indices (in `ops`) of the forward pass of a training step: the ops its result
+    named `loss` depends on (graph-autodiff names it so; docs/training.md). Without
+    such a result the function has no backward pass: every op is forward."""
+    from nnx.interp.interpreter import output_names
+
+    names = output_names(func)
+    if "loss" not in names:
+        return frozenset(range(len(ops)))
+    pos = {op: i for i, op in enumerate(ops)}
+    ret = func.body.block.last_op
+    seen: set[int] = set()
+    stack = [ret.operands[names.index("loss")]]  # type: ignore[union-attr]
+    while stack:
+        owner = stack.pop().owner
+        i = pos.get(owner)
+        if i is None or i in seen:
+            continue
+        seen.add(i)
+        stack.extend(owner.operands)  # type: ignore[union-attr]
+    return frozenset(seen)
 
 
 def _has_unit(target, op: Operation) -> bool:
@@ -216,9 +282,11 @@ def _has_unit(target, op: Operation) -> bool:
 
 def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], dtype: str,
                     link_share: float = 0.8, link_weight: float = 0.005,
-                    max_rounds: int = 60) -> PlanResult:
+                    max_rounds: int = 60, accuracy: Accuracy = Accuracy()) -> PlanResult:
     """Steps 1-4: the reductions whose simulated peak fits `budget`, choosing for
-    each tensor one of `modes` (see the module docstring)."""
+    each tensor one of `modes` (see the module docstring), compressing to `dtype`
+    within the bounds of `accuracy`."""
+    from nnx.compression import UNIT_ROUNDOFF
     from nnx.graph_costs import block_timeline
     from nnx.memory_timeline import simulate
     from nnx.passes.swap_insert import candidates
@@ -226,19 +294,28 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
     base_block = func.body.block
     cands, _ = candidates(base_block, target, "swap" if modes == ("swap",) else "compress", "asap")
     base_ops = [op for op in base_block.ops if op.next_op is not None]
+    forward = forward_ops(func, base_ops) if accuracy.exact_forward else frozenset()
+    scales = accuracy.scales if dtype == "i8" else "tensor"
 
     def run(plan: list[Reduction], times):
         clone = func.clone()
         block = clone.body.block
         ops = [op for op in block.ops if op.next_op is not None]
         if plan:
-            emit(block, target, plan, dtype, *times)
+            emit(block, target, plan, *times)
         bt = block_timeline(block, target)
         tl = simulate(bt.ops, bt.values, bt.units)
         index = {op: i for i, op in enumerate(bt.op_list)}
         st = [tl.start[index[o]] for o in ops]
         fi = [tl.finish[index[o]] for o in ops]
         return tl, (st, fi)
+
+    def lossy_dtype(err2: float) -> str | None:
+        """`dtype` while the error bound allows it, else f16, else None (exact only)."""
+        for d in (dtype, "f16"):
+            if err2 + UNIT_ROUNDOFF[d] ** 2 <= accuracy.max_grad_error ** 2:
+                return d
+        return None
 
     tl, times = run([], None)
     res = PlanResult(None, tl.peak_bytes, tl.cycles, tl.peak_bytes, tl.cycles, lowest_peak=tl.peak_bytes,
@@ -251,38 +328,53 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
     for rnd in range(max_rounds):
         res.rounds = rnd + 1
         tp, excess = tl.peak_time, tl.peak_bytes - budget
-        windows = idle_windows(base_ops, cands, *times)
-        linked_before = sum(mode_cost(target, r.nbytes, r.mode, dtype).link_out for r in plan
-                            if r.mode != "compress")
+        exact = {w.key: w for w in idle_windows(base_ops, cands, *times)}
+        lossy = ({w.key: w for w in idle_windows(base_ops, cands, *times, near_only=forward)}
+                 if forward else exact)
+        linked_before = sum(_cost(target, base_ops, r).link_out for r in plan if r.mode != "compress")
+        err2 = estimated_error([r.dtype for r in plan if r.mode != "swap"]) ** 2
         offers = []
-        for w in windows:
-            if w.key in chosen or not (w.begin < tp < w.end):
+        for key in exact.keys() | lossy.keys():
+            if key in chosen:
                 continue
             best = None
             for m in modes:
-                c = mode_cost(target, w.nbytes, m, dtype)
+                w = exact.get(key) if m == "swap" else lossy.get(key)
+                d = dtype if m == "swap" else lossy_dtype(err2)
+                if w is None or d is None or not (w.begin < tp < w.end):
+                    continue
+                r = Reduction(key[0], key[1], w.far, w.nbytes, m, d, scales if d == "i8" else "tensor")
+                c = _cost(target, base_ops, r)
                 if w.begin + c.vpu_out + c.link_out > tp or tp + c.link_in + c.vpu_in > w.end:
                     continue
                 if c.link_out and linked_before + c.link_out > link_share * tp:
                     continue
                 score = c.freed / (c.vpu_out + c.vpu_in + link_weight * (c.link_out + c.link_in) + 1)
                 if best is None or score > best[0]:
-                    best = (score, m, c)
+                    best = (score, r, c)
             if best is not None:
-                offers.append((best[0], w, best[1], best[2]))
+                offers.append(best)
         if not offers:
             break
-        offers.sort(key=lambda o: -o[0])
+        offers.sort(key=lambda o: (-o[0], o[1].producer, o[1].result))
         freed = 0
-        for _, w, m, c in offers:
+        for _, r, c in offers:
             if freed >= excess:
                 break
             if c.link_out:
                 if linked_before + c.link_out > link_share * tp:
                     continue
                 linked_before += c.link_out
-            plan.append(Reduction(w.key[0], w.key[1], w.far, w.nbytes, m))
-            chosen.add(w.key)
+            if r.mode != "swap":
+                d = lossy_dtype(err2)
+                if d is None:
+                    continue
+                if d != r.dtype:
+                    r = Reduction(r.producer, r.result, r.far, r.nbytes, r.mode, d, "tensor")
+                    c = _cost(target, base_ops, r)
+                err2 += UNIT_ROUNDOFF[d] ** 2
+            plan.append(r)
+            chosen.add((r.producer, r.result))
             freed += c.freed
         used = times
         tl, times = run(plan, times)

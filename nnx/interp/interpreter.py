@@ -156,7 +156,8 @@ def _plan(block: Block) -> _Plan:
     return _Plan(list(block.args), steps, free_at_start)
 
 
-def _run_plan(plan: _Plan, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _run_plan(plan: _Plan, args: Sequence[np.ndarray],
+              constants: Mapping[Operation, np.ndarray] | None = None) -> list[np.ndarray]:
     env: dict[SSAValue, np.ndarray] = dict(zip(plan.args, args))
     for v in plan.free_at_start:
         env.pop(v, None)
@@ -172,9 +173,10 @@ def _run_plan(plan: _Plan, args: Sequence[np.ndarray]) -> list[np.ndarray]:
             except (ValueError, IndexError, TypeError, ZeroDivisionError, OverflowError) as e:
                 raise InterpError(f"{describe(op)}: kernel failed: {e}".splitlines()[0]) from None
         elif st.kind == "const":
-            outs = [op.numpy_value()]
+            given = constants.get(op) if constants else None
+            outs = [op.numpy_value() if given is None else given]
         elif st.kind == "subgraph":
-            outs = _run_plan(st.sub, [env[v] for v in st.inputs])
+            outs = _run_plan(st.sub, [env[v] for v in st.inputs], constants)
         else:  # return / yield
             return [env[v] for v in st.inputs]
         if len(outs) < len(st.outputs):
@@ -308,12 +310,15 @@ def _raw_bits_of(v: np.ndarray, dt: np.dtype) -> bool:
 
 
 def run_function(
-    func: FuncOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]
+    func: FuncOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+    constants: Mapping[Operation, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Run `func` and return its results by name (in result order)."""
+    """Run `func` and return its results by name (in result order). `constants`
+    gives values for some `graph.constant` ops (by op) in place of their attributes:
+    how nnx-train feeds the parameters a step updated into the next step."""
     args = bind_inputs(func, inputs)
     plan = _plan(func.body.block)
-    results = _run_plan(plan, args)
+    results = _run_plan(plan, args, constants)
     names = output_names(func)
     out: dict[str, np.ndarray] = {}
     for i, (n, r) in enumerate(zip(names, results)):

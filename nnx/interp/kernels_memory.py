@@ -1,9 +1,10 @@
 """Kernels of the memory-saving ops (dialects/graph_memory.py).
 
 Swaps are exact copies (host memory holds the same bytes). Compression is the element
-type round trip: "f16"/"bf16" round to nearest even; "i8" is a symmetric per-tensor
-quantisation, `scale = max|x| / 127` (1 for an all-zero tensor), `q = round(x /
-scale)` in [-127, 127], restored as `q * scale` (error at most scale / 2 per element).
+type round trip: "f16"/"bf16" round to nearest even; "i8" is a symmetric
+quantisation with one scale per scale group (the op's `scales`: tensor, channel or
+group<N>; nnx/compression.py defines the arithmetic; a nonzero element keeps its
+sign), restored as `q * scale`.
 
 Registered straight into `KERNELS` (no narrow-float widening: these ops convert
 between element types on purpose).
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from nnx.compression import i8_compress, i8_decompress
 from nnx.interp.kernels import KERNELS, KernelError
 from nnx.types import dtype_of_name
 
@@ -31,10 +33,7 @@ def compress(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> list
     if d in ("f16", "bf16"):
         return [x.astype(dtype_of_name(d))]
     if d == "i8":
-        m = float(np.max(np.abs(x))) if x.size else 0.0
-        scale = np.float32(m / 127.0) if m > 0 and np.isfinite(m) else np.float32(1.0)
-        q = np.clip(np.rint(x / scale), -127, 127).astype(np.int8)
-        return [q, np.array(scale, dtype=np.float32)]
+        return list(i8_compress(x, attrs.get("scales") or "tensor"))
     raise KernelError(f"CompressTensor: unknown dtype {d!r}")
 
 
@@ -42,7 +41,7 @@ def decompress(inputs: Sequence[np.ndarray | None], attrs: dict[str, Any]) -> li
     c = np.asarray(inputs[0])
     scale = inputs[1] if len(inputs) > 1 else None
     if scale is not None:
-        return [(c.astype(np.float32) * np.float32(scale)).astype(np.float32)]
+        return [i8_decompress(c, scale, attrs.get("scales") or "tensor")]
     return [c.astype(np.float32)]
 
 

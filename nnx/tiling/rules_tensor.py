@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnx.tiling.boxes import Step
 from nnx.tiling.registry import norm_axis, tiling_rule, whole_op
 from nnx.tiling.rule import MappedRule, Rule, broadcast_maps
 
@@ -105,3 +106,37 @@ def expand_rule(kind, in_shapes, out_shapes, attrs, const_inputs) -> Rule:
         return {1: np.array([o.get(a, (0, out[a]))[1] - o.get(a, (0, out[a]))[0] for a in range(r)], dtype=np.int64)}
 
     return MappedRule(kind, in_shapes, out_shapes, attrs, maps, range(r), consts=consts)
+
+
+@tiling_rule("CompressTensor", "DecompressTensor")
+def compression_rule(kind, in_shapes, out_shapes, attrs, const_inputs) -> Rule:
+    """Tensor compression (nnx/compression.py): with one i8 scale per channel the
+    channels (axis 1) are separable -- each tile reads and writes whole channels and
+    their scales; any other granularity (one scale per tensor, per group of
+    elements, or f16/bf16 rounding) is one tile."""
+    if attrs.get("scales") == "channel" and len(out_shapes[0]) >= 2:
+        return ChannelScalesRule(kind, in_shapes, out_shapes, attrs)
+    return Rule(kind, in_shapes, out_shapes, attrs)
+
+
+class ChannelScalesRule(Rule):
+    """Compress/DecompressTensor with per-channel scales: tiles over axis 1 of the
+    data; the (C,) scale tensor (Compress's second result, Decompress's second
+    operand) follows it."""
+
+    def __init__(self, kind, in_shapes, out_shapes, attrs):
+        super().__init__(kind, in_shapes, out_shapes, attrs)
+        self.axes = [1] if self.out_shape[1] > 1 else []
+        self.prefer = list(self.axes)
+
+    def step(self, out, k):
+        lo, hi = out.get(1, (0, self.out_shape[1]))
+        chan = (lo, hi - lo, 1)
+
+        def box(shape):
+            if len(shape) < 2:  # the scales
+                return (chan,)
+            return tuple(chan if a == 1 else (0, d, 1) for a, d in enumerate(shape))
+
+        return Step([None if s is None else box(s) for s in self.in_shapes],
+                    [box(s) for s in self.out_shapes], dict(self.attrs))

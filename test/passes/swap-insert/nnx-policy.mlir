@@ -4,31 +4,37 @@
 // after their producers, and without the original method's edges: no reduction ->
 // next-reader serialization edge, no chain between restorations. Default target.
 
-// RUN: nnx-opt %s -p 'swap-insert{memory-budget=1300000}' | FileCheck %s --check-prefix=DEFAULT
-// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=auto}' | FileCheck %s --check-prefix=DEFAULT
-// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=f16}' | FileCheck %s --check-prefix=AUTO
-// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1400000 mode=compress dtype=i8}' | FileCheck %s --check-prefix=COMP
+// @f has no backward pass (no `loss` result): every reader is a forward reader, so
+// the default plan may only swap (exact) and does not fit; `exact-forward=false`
+// lets a compressed copy feed them, as the planner did before.
+// RUN: not nnx-opt %s -p 'swap-insert{memory-budget=1300000}' 2>&1 | FileCheck %s --check-prefix=EXACT
+// RUN: nnx-opt %s -p 'swap-insert{memory-budget=1300000 exact-forward=false}' | FileCheck %s --check-prefix=DEFAULT
+// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=auto exact-forward=false}' | FileCheck %s --check-prefix=DEFAULT
+// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=f16 exact-forward=false}' | FileCheck %s --check-prefix=AUTO
+// RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1400000 mode=compress dtype=i8 exact-forward=false scales=tensor}' | FileCheck %s --check-prefix=COMP
 // RUN: nnx-opt %s -p 'swap-insert{memory-budget=2000000}' | FileCheck %s --check-prefix=FITS
 // RUN: nnx-opt %s -p 'swap-insert{memory-budget=1400000 policy=seed}' | FileCheck %s --check-prefix=SEED
 // RUN: nnx-opt %s -p 'swap-insert{memory-budget=1400000 policy=seed mode=compress}' | FileCheck %s --check-prefix=SEED-COMP
 // RUN: not nnx-opt %s -p 'swap-insert{memory-budget=1300000 policy=seed mode=compress}' 2>&1 | FileCheck %s --check-prefix=SEED-FAILS
 
-// With only a memory budget, swap-insert is the planner with mode=auto and
-// dtype=auto (the same as spelling the three out, second RUN line): the fastest plan
-// of the f16 and i8 ones. Here that is i8 with "both" for %a and %b (compressed, the
-// small copies to the host), each prefetched by one op before its reader, and no
-// control edge on the model's own ops.
+// EXACT: error: 'func.func' op swap-insert: no plan fits memory-budget=1300000 in @f with policy=nnx mode=auto dtype=auto
+
+// With a memory budget, swap-insert is the planner with mode=auto and dtype=auto
+// (the same as spelling the three out, third RUN line): the fastest plan of the f16
+// and i8 ones. Here that is i8 (one scale per channel, the default) with "both" for
+// %a and %b (compressed, the small copies to the host), each prefetched by one op
+// before its reader, and no control edge on the model's own ops.
 // DEFAULT-LABEL: func.func @f
 // DEFAULT:       %a = graph.relu(%x)
-// DEFAULT-NEXT:  %[[QA:.*]], %[[SA:.*]] = graph.compress_tensor(%a) {dtype = "i8"}
+// DEFAULT-NEXT:  %[[QA:.*]], %[[SA:.*]] = graph.compress_tensor(%a) {dtype = "i8", scales = "channel"} : (tensor<256x256xf32>) -> (tensor<256x256xi8>, tensor<256xf32>)
 // DEFAULT-NEXT:  %[[HA:.*]] = graph.swap_out(%[[QA]])
 // DEFAULT-NEXT:  %b = graph.sigmoid(%a) :
-// DEFAULT-NEXT:  %[[QB:.*]], %[[SB:.*]] = graph.compress_tensor(%b) {dtype = "i8"}
+// DEFAULT-NEXT:  %[[QB:.*]], %[[SB:.*]] = graph.compress_tensor(%b) {dtype = "i8", scales = "channel"}
 // DEFAULT-NEXT:  %[[HB:.*]] = graph.swap_out(%[[QB]])
 // DEFAULT-NEXT:  %c = graph.tanh(%b) :
 // DEFAULT:       %g = graph.add(%f, %c) :
 // DEFAULT-NEXT:  %[[IB:.*]] = graph.swap_in(%[[HB]]) after(%f : tensor<256x256xf32>)
-// DEFAULT-NEXT:  %[[DB:.*]] = graph.decompress_tensor(%[[IB]], %[[SB]])
+// DEFAULT-NEXT:  %[[DB:.*]] = graph.decompress_tensor(%[[IB]], %[[SB]]) {scales = "channel"}
 // DEFAULT-NEXT:  %h = graph.add(%g, %[[DB]]) :
 // DEFAULT-NEXT:  %[[IA:.*]] = graph.swap_in(%[[HA]]) after(%g : tensor<256x256xf32>)
 // DEFAULT-NEXT:  %[[DA:.*]] = graph.decompress_tensor(%[[IA]], %[[SA]])
@@ -51,7 +57,7 @@
 // AUTO-NEXT:  %[[E:.*]] = graph.decompress_tensor(%[[I]]) :
 // AUTO-NEXT:  %y = graph.add(%h, %[[E]])
 
-// mode=compress: one tensor compressed to i8 (with its scale) is enough for this
+// mode=compress: one tensor compressed to i8 (with its one scale) is enough for this
 // budget; its decompression sits right before the reader, without a prefetch edge.
 // COMP-LABEL: func.func @f
 // COMP-COUNT-1: graph.compress_tensor
