@@ -2,17 +2,18 @@
 or a Ray cluster").
 
 The example sweep of docs/sweeps.md (examples/sweep/sweep.toml): 24 points, 3 models
-(MLPs of width 256, 384 and 512, batch 16, examples/sweep/make_mlps.py) x 2 pipelines
-(the default, and fold/canonicalize/dce without subgraph splitting: one point of it
-does not fit and is an error row) x 4 variants of the 4 x 4 test mesh (width 2 or 4,
-512 KiB or 2 MiB cores). Each point compiles its model and runs it on the mesh
-simulator (about 1-3 s). The sweep runs with `--workers 1`, then `--workers 2` (and
+x 2 pipelines (the default, and fold/canonicalize/dce without subgraph splitting:
+points of it that do not fit are error rows) x 4 variants of the 4 x 4 test mesh
+(width 2 or 4, 512 KiB or 2 MiB cores), with the example's MLPs (width 256, 384 and
+512, batch 16, examples/sweep/make_mlps.py) made `--depth` times deeper (default 3:
+18, 12 and 9 layers), so that each point (a compilation and a mesh simulation, about
+1-6 s) outweighs the start-up that every run pays once. The sweep runs with `--workers 1`, then `--workers 2` (and
 with `--ray local` when asked), each from an empty results file; the rows must be
 the same (metrics and status; not `seconds`). Prints the wall times and the ratio
 workers-2 / workers-1 (target: at most 0.6 on a 2-core machine), with the load
 average before and after: the machine may be shared, so measure when it is idle.
 
-Usage: .venv/bin/python bench/sweep.py [--ray] [--repeat N]
+Usage: .venv/bin/python bench/sweep.py [--ray] [--repeat N] [--depth K]
 """
 
 from __future__ import annotations
@@ -51,11 +52,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ray", action="store_true", help="also run on a local Ray cluster")
     ap.add_argument("--repeat", type=int, default=1, help="measure each engine this many times (best is kept)")
+    ap.add_argument("--depth", type=int, default=3, help="layers of each model x this (1: the example's models)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="nnx-bench-sweep-") as tmp:
         d = Path(tmp)
         for name, width, layers, seed in MODELS:
-            mlp(str(d / name), width, layers, seed)
+            mlp(str(d / name), width, layers * args.depth, seed)
         base = ROOT / "test" / "passes" / "lower-to-mesh" / "Inputs" / "mesh4x4.toml"
         (d / "s.toml").write_text((EXAMPLE / "sweep.toml").read_text().replace(
             "../../test/passes/lower-to-mesh/Inputs/mesh4x4.toml", str(base)))

@@ -51,7 +51,7 @@ def _main(argv: list[str]) -> int:
     from tqdm import tqdm
 
     from nnx.figures import figure_format, save_figure
-    from nnx.sweep.evaluate import evaluate_point
+    from nnx.sweep.evaluate import evaluate_point, preload
     from nnx.sweep.executor import default_workers, run_points
     from nnx.sweep.plot import sweep_figure
     from nnx.sweep.points import sweep_points
@@ -69,6 +69,8 @@ def _main(argv: list[str]) -> int:
     points = sweep_points(spec)
     results = ResultsFile(args.output, columns(spec))
     todo = [p for p in points if p.key not in results.rows]
+    if todo and not args.ray:
+        preload()  # the local workers are forked from here
     workers = args.workers or default_workers()
     where = f"Ray ({args.ray})" if args.ray else f"{workers} worker{'s' * (workers > 1)}"
     with tqdm(total=len(points), initial=len(points) - len(todo), desc=PROG, unit="point", file=sys.stderr,

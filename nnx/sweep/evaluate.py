@@ -32,6 +32,23 @@ _IMPORTED: dict[tuple, Any] = {}
 INPUT_SEED = 0
 
 
+#: the modules a point's work imports on first use (nnx.api's lazy imports)
+POINT_MODULES = ("onnx", "nnx.api", "nnx.importer", "nnx.interp.interpreter", "nnx.mesh.compile",
+                 "nnx.passes.lower_to_mesh", "nnx.split_fuse.programs", "nnx.sim.asm_mesh", "nnx.sim.mesh_cli",
+                 "nnx.sim.mesh_simulator", "nnx.sim.package", "nnx.sim.report", "nnx.sim.simulator",
+                 "nnx.tools.nnx_profile", "nnx.tools.nnx_translate")
+
+
+def preload() -> None:
+    """Import what a point's work needs, once: a local pool's workers are forked
+    from this process and inherit it instead of each importing it again (on a
+    busy machine that is CPU time the points do not get)."""
+    import importlib
+
+    for name in POINT_MODULES:
+        importlib.import_module(name)
+
+
 def _model_key(point: Point) -> tuple:
     return (point.model.path, file_digest(point.model.path), tuple(sorted(point.model.input_shapes.items())))
 
