@@ -102,7 +102,7 @@ def simulate_mesh_main(argv: list[str]) -> int:
         raise UsageError(f"--stream must be at least 1, got {args.stream}")
     if args.stream_depth < 1:
         raise UsageError(f"--stream-depth must be at least 1, got {args.stream_depth}")
-    result = MeshSimulator(program, target, record_events=bool(args.trace or args.plot)).run(
+    result = MeshSimulator(program, target, record_events=bool(args.trace)).run(
         inputs, stream=args.stream, depth=args.stream_depth, weight_load=args.weight_load)
     texts: dict[str, str | bytes] = {}
     if args.report:

@@ -11,9 +11,9 @@ Two panels under one title naming the program and the target:
   on the other. Idle cores and links are white on a grey background;
 * utilisation over time: one row per core, one column per time bin, coloured by the
   core's busiest unit's busy fraction in that bin (`busy_over_time`), on the same
-  colour scale. The busy intervals are the simulator's recorded events, except that
-  a RECV counts only while its data arrive, not while it waits for the SEND
-  (`busy_intervals`), so a row's time average matches the report's busy cycles.
+  colour scale: the report's `utilisation_over_time` (nnx/sim/utilisation.py, from
+  the busy spans the simulator counts), so a row's time average matches the
+  report's busy cycles.
 """
 
 from __future__ import annotations
@@ -36,49 +36,6 @@ TIME_BINS = 100
 CORE_SIZE = 0.7
 #: offset of a directed link's bar from the line joining the two core centres (cells)
 LINK_OFFSET = 0.14
-
-
-def busy_intervals(result, program, link_bytes_per_cycle: int) -> dict[int, list[tuple[str, int, int]]]:
-    """Per core, (unit, start, end) of the cycles each unit is busy in a mesh run
-    recorded with events: every event, but a RECV only for its last
-    `serialisation_cycles(bytes)` cycles, while its data arrive (as the simulator
-    counts busy cycles, nnx/sim/mesh_simulator.py)."""
-    from nnx.sim.isa_mesh import RECV, noc_tile
-    from nnx.sim.noc import serialisation_cycles
-
-    out: dict[int, list[tuple[str, int, int]]] = {}
-    for c, st in result.cores.items():
-        sec = program.cores.get(c)
-        by_line = {ins.line: ins for ins in sec.program.instrs} if sec is not None else {}
-        spans = []
-        for e in st.events:
-            start = e.start
-            if e.name == RECV and e.line in by_line:
-                nbytes = noc_tile(by_line[e.line]).nbytes
-                start = max(e.start, e.end - serialisation_cycles(nbytes, link_bytes_per_cycle))
-            spans.append((e.unit, start, e.end))
-        out[c] = spans
-    return out
-
-
-def busy_over_time(intervals: Mapping[int, Iterable[tuple[str, int, int]]], cores: int, cycles: int,
-                   bins: int = TIME_BINS) -> np.ndarray:
-    """(cores, bins) busy fractions: for each core and each of `bins` equal time bins
-    of [0, cycles), the largest fraction of the bin any one of its units is busy.
-    `intervals[c]` are core c's (unit, start, end) busy intervals."""
-    edges = np.linspace(0.0, float(max(cycles, 1)), bins + 1)
-    out = np.zeros((cores, bins))
-    width = edges[1] - edges[0]
-    for c, spans in intervals.items():
-        by_unit: dict[str, list[tuple[int, int]]] = {}
-        for unit, s, e in spans:
-            by_unit.setdefault(unit, []).append((s, e))
-        for ivs in by_unit.values():
-            s, e = (np.asarray(v, dtype=np.float64)[:, None] for v in zip(*ivs))
-            # busy cycles up to each bin edge, summed over the unit's intervals
-            covered = np.clip(edges[None, :] - s, 0.0, e - s).sum(axis=0)
-            out[c] = np.maximum(out[c], np.diff(covered) / width)
-    return np.clip(out, 0.0, 1.0)
 
 
 def _link_segments(width: int, height: int, link_util: Mapping[tuple[int, int], float]):
@@ -150,18 +107,29 @@ def mesh_figure(width: int, height: int, core_util: Mapping[int, float],
     return fig
 
 
+def busy_over_time(result, cores: int, cycles: int, bins: int = TIME_BINS) -> np.ndarray:
+    """(cores, bins) busy fractions of a `MeshRunResult`: the report's
+    `utilisation_over_time` (nnx/sim/utilisation.py, from the simulator's per-unit
+    busy spans) as an array with a row for every core of the mesh."""
+    from nnx.sim.utilisation import utilisation_over_time
+
+    u = utilisation_over_time({c: st.busy_spans for c, st in result.cores.items()}, cycles, bins)
+    out = np.zeros((cores, len(u["cycles"])))
+    for c, row in u["cores"].items():
+        out[int(c)] = row
+    return out
+
+
 def mesh_run_figure(result, target, program) -> Figure:
     """`mesh_figure` of a `MeshRunResult` of the `MeshProgram` `program` on `target`
-    (run with events recorded: the over-time panel too), titled with the program
+    (the over-time panel from the simulator's busy spans), titled with the program
     file and the target."""
     import os
 
     mesh, cyc = target.mesh, max(result.cycles, 1)
     core_util = {c: max(st.unit_busy.values(), default=0) / cyc for c, st in result.cores.items()}
     link_util = {k: v / cyc for k, v in result.link_cycles.items()}
-    recorded = any(st.events for st in result.cores.values())
-    busy = (busy_over_time(busy_intervals(result, program, mesh.noc.link_bytes_per_cycle), mesh.cores, cyc)
-            if recorded else None)
+    busy = busy_over_time(result, mesh.cores, cyc)
     title = (f"{os.path.basename(program.path)} on {target.name} ({mesh.width} x {mesh.height} cores), "
              f"{result.cycles:,} cycles")
     return mesh_figure(mesh.width, mesh.height, core_util, link_util, title, busy, cyc)

@@ -56,11 +56,14 @@ def test_format_by_extension(tmp_path):
 # --------------------------------------------------------------------------- mesh
 
 
-def test_busy_over_time_bins_the_unit_intervals():
+def test_busy_over_time_bins_the_unit_spans():
+    from types import SimpleNamespace
+
     from nnx.sim.mesh_plot import busy_over_time
 
-    busy = busy_over_time({0: [("A", 0, 50), ("B", 25, 100)], 1: [("A", 10, 20), ("A", 30, 35)]},
-                          cores=3, cycles=100, bins=4)
+    cores = {0: SimpleNamespace(busy_spans={"A": [(0, 50)], "B": [(25, 100)]}),
+             1: SimpleNamespace(busy_spans={"A": [(10, 20), (30, 35)]})}
+    busy = busy_over_time(SimpleNamespace(cores=cores), cores=3, cycles=100, bins=4)
     np.testing.assert_allclose(busy[0], [1.0, 1.0, 1.0, 1.0])  # the busiest unit per bin
     np.testing.assert_allclose(busy[1], [0.4, 0.2, 0.0, 0.0])  # 10 and 5 of 25 cycles
     np.testing.assert_allclose(busy[2], 0.0)  # an idle core
@@ -123,7 +126,7 @@ def test_nnx_run_mesh_plot_shows_utilisation_over_time(tmp_path):
     over_time = time_ax.images[0].get_array()
     assert over_time.shape == (4, 100)
     for c in (0, 3):  # the sender is busy while it streams, the receiver while data arrive
-        assert over_time[c].mean() == pytest.approx(cells[c], rel=1e-9) and cells[c] > 0
+        assert over_time[c].mean() == pytest.approx(cells[c], abs=1e-4) and cells[c] > 0  # 4 decimals
     # the RECV waits for the data: busy after the SEND starts, never before
     assert over_time[3][: int(np.argmax(over_time[0] > 0))].max() == 0.0
     assert over_time[1].max() == 0.0  # core 1 has no program
