@@ -132,8 +132,15 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
                        op_bytes=op_bytes, core_memory=core_memory)
 
 
+#: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
+#: op over the cores its work can use, the layers one after another), `stages`
+#: (one core per stage for the whole program, the stages sized by their share of the
+#: model's work: the original schedule, a pipeline over a stream of inputs)
+SCHEDULES = ("latency", "stages")
+
+
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
-                     check: str = "compile") -> MeshCompilation | MeshFit:
+                     check: str = "compile", schedule: str = "stages") -> MeshCompilation | MeshFit:
     """Compile the graph module for the mesh target `target` (a TOML path or a
     built-in target name). Plans with each of MEMORY_FILLS in turn (see there) until
     one compiles; raises MeshFitError when none does. `check` (one of CHECKS) says
@@ -142,14 +149,24 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     the work), giving a `MeshFit`; "plan": whether the partition fits the cores by
     its planned bytes (or by the storage of its STORAGE_SAMPLE largest stages and the
     others' planned bytes scaled alike) and the PLAN_CHECK_STAGES largest stages'
-    storage fits, giving a `MeshFit`."""
+    storage fits, giving a `MeshFit`. `schedule` is one of SCHEDULES; a graph the
+    `latency` schedule does not fit (or a fit check, which plans as `stages` does)
+    is compiled as `stages` (`placement` applies to `stages` only)."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
         raise PassError(f"lower-to-mesh: unknown placement '{placement}' (one of {', '.join(PLACEMENTS)})")
+    if schedule not in SCHEDULES:
+        raise PassError(f"lower-to-mesh: unknown schedule '{schedule}' (one of {', '.join(SCHEDULES)})")
     tgt = load_target(target)
     main = main_function(module)
     _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
+    if schedule == "latency" and check == "compile":
+        for fill in MEMORY_FILLS[:-1]:
+            try:
+                return _compile_latency(main, tgt, target, fill)
+            except MeshFitError:
+                pass  # an emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
     for fill in MEMORY_FILLS:
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
@@ -188,12 +205,6 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     returned = list(main.body.block.last_op.operands)
     out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
 
-    def stage_modules(plan: Plan):
-        if any(v.owner not in plan.ops for v in returned):
-            raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
-        ios = stage_io(plan, returned, out_names)
-        return ios, [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
-
     measured: dict[tuple, list[int]] = {}
 
     def lowered_storage(plan: Plan) -> list[int]:
@@ -229,17 +240,9 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
             measured[key] = storage
         return measured[key]
 
-    from nnx.mesh.core_graph import piece_name
-
     for saving in MEASURED_SAVINGS:
         plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage, saving)
-        ios, modules = stage_modules(plan)
-        # stage graph: bytes sent from stage a to stage b
-        edges: dict[tuple[int, int], int] = {}
-        for s, (mod, arg_names, _) in enumerate(modules):
-            types = dict(zip(arg_names, main_function(mod).body.block.args))
-            for pc, src in ios[s].recv.items():
-                edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
+        ios, modules, edges = _stage_modules(plan, main)
         # the stages most likely to overflow (the most planned bytes) first: a plan
         # that does not fit fails after a few lowerings
         lowered_stages, overflow = {}, None
@@ -268,13 +271,66 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         cores = place_bisect(n, edges, width, height)
     else:
         cores = place_annotated([_annotated_core(plan, s) for s in plan.stages], width, height)
+    return _assemble(plan, ios, progs, cores, edges, tgt, fill)
+
+
+def _assemble(plan: Plan, ios, progs, cores: list[int], edges: dict[tuple[int, int], int], tgt,
+              fill: float) -> MeshCompilation:
+    """The mesh program of the lowered stages `progs`, stage s on core `cores[s]`."""
+    from nnx.mesh.core_graph import piece_name
+
     lowered: dict[int, CoreProgram] = {}
     for s, prog in enumerate(progs):
         recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
         send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
         lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices)
-    mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
-    return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges, fill)
+    mp, data = mesh_program(lowered, tgt.mesh.width, tgt.mesh.height, tgt.name, "prog.data")
+    return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, tgt.mesh.width), edges, fill)
+
+
+def _stage_modules(plan: Plan, main: func.FuncOp):
+    """Each stage's I/O and its module (core_graph.build_stage_module), and the stage
+    graph: (source, destination) -> bytes sent."""
+    from nnx.mesh.core_graph import piece_name
+
+    returned = list(main.body.block.last_op.operands)
+    out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
+    if any(v.owner not in plan.ops for v in returned):
+        raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
+    ios = stage_io(plan, returned, out_names)
+    modules = [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
+    edges: dict[tuple[int, int], int] = {}
+    for s, (mod, arg_names, _) in enumerate(modules):
+        types = dict(zip(arg_names, main_function(mod).body.block.args))
+        for pc, src in ios[s].recv.items():
+            edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
+    return ios, modules, edges
+
+
+def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCompilation:
+    """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
+    split over the cores its work can use, the parts folded onto the cores, each
+    core's program lowered in graph order (no list scheduling: its messages must
+    follow the one global order). Raises MeshFitError (`lowered`) when a core's
+    program overflows its memory."""
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.latency import fold, latency_share
+
+    width, height = tgt.mesh.width, tgt.mesh.height
+    ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    returned = list(main.body.block.last_op.operands)
+    plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, latency_share)
+    plan, cores = fold(plan, width, height, core_memory * fill)
+    ios, modules, edges = _stage_modules(plan, main)
+    progs = []
+    for s, (mod, _, _) in enumerate(modules):
+        prog = _lower_stage(mod, tgt, target, schedule=False)
+        if prog.program.storage_bytes > core_memory:
+            big = _largest_op(plan, plan.stages[s], returned)
+            raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
+        progs.append(prog)
+    return _assemble(plan, ios, progs, cores, edges, tgt, fill)
 
 
 def storage_estimate(mod: ModuleOp, target: str, tgt) -> int:
@@ -341,11 +397,13 @@ def stage_key(mod: ModuleOp) -> tuple | None:
     return tuple(key)
 
 
-def _lower_stage(mod: ModuleOp, tgt, target: str):
-    """A stage's module lowered by the single-core chip passes into its program."""
+def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True):
+    """A stage's module lowered by the single-core chip passes into its program
+    (`schedule=False`: in the emitted op-by-op order, no list scheduling)."""
     from nnx.api import program_from_chip, run_pipeline
 
-    run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"}})', verify_each=False)
+    opts = "" if schedule else " schedule=false"
+    run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"{opts}}})', verify_each=False)
     return program_from_chip(mod, tgt, "core.s")
 
 
