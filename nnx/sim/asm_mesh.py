@@ -14,6 +14,7 @@ is the core's memory, plus the NoC instructions SEND/RECV (isa_mesh.py):
     .const  w0 S:0x800<16x32xf32>
     .text
     DAU0 SEND @3:t0 <- O:0x0<4x32xf32>
+    DAU0 SEND @{1,3}:t1 <- O:0x0<4x32xf32>   ; multicast to cores 1 and 3
     .core 3
     ...
     DAU0 RECV S:0x0<4x32xf32> <- @0:t0
@@ -59,7 +60,7 @@ from nnx.sim.isa_mesh import (
     check_noc_instr,
     format_noc,
     is_noc,
-    message_key,
+    message_keys,
     noc_instr,
     noc_tile,
     parse_peer,
@@ -418,13 +419,15 @@ def _describe(t: Tile) -> str:
 
 
 def _check_pairs(mp: MeshProgram) -> None:
-    """Every SEND has its RECV (k-th with k-th per message name), of the same size."""
+    """Every SEND has its RECV (k-th with k-th per message name; a multicast SEND is
+    one SEND of each of its destinations' names), of the same size and type."""
     sends: dict[MessageKey, list[Instr]] = {}
     recvs: dict[MessageKey, list[Instr]] = {}
     for c, sec in mp.cores.items():
         for ins in sec.program.instrs:
             if is_noc(ins):
-                (sends if ins.mnemonic == SEND else recvs).setdefault(message_key(ins, c), []).append(ins)
+                for key in message_keys(ins, c):
+                    (sends if ins.mnemonic == SEND else recvs).setdefault(key, []).append(ins)
     problems: list[tuple[int, str]] = []
     for key in set(sends) | set(recvs):
         ss, rr = sends.get(key, []), recvs.get(key, [])

@@ -2,8 +2,12 @@
 
     nnx-run prog.s --input NAME=FILE.npy ... [--output-dir DIR] [--report R.json]
             [--trace T.json] [--plot mesh.png] [--target FILE]
+            [--stream N [--stream-depth D]]
 
-runs every core concurrently on the mesh simulator (mesh_simulator.py). Without
+runs every core concurrently on the mesh simulator (mesh_simulator.py). With
+`--stream N` it runs N inferences back to back (docs/mesh.md, "Streams"): an input
+file whose leading axis is N gives each inference its own input, every output file
+holds the N outputs stacked along a leading axis. Without
 `--target`, the built-in target named by the program's `.target` is used when there is
 one (e.g. `nnx-mesh`, targets/mesh.toml), else the embedded default. Every problem is
 one line on stderr and exit status 1 (an internal error: exit 2; nnx/cli.py); output
@@ -31,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="T.json", help="Chrome/Perfetto trace: a process per core, a track per unit")
     p.add_argument("--plot", metavar="MESH.png", help="heatmap of core utilisation and link load")
     p.add_argument("--target", metavar="FILE")
+    p.add_argument("--stream", type=int, metavar="N",
+                   help="run N inferences back to back (weights loaded once); outputs gain a leading axis of N")
+    p.add_argument("--stream-depth", type=int, default=2, metavar="D",
+                   help="receive buffers per message name in a stream (default 2: double-buffered)")
     p.add_argument("--samples", type=int, default=200, help=argparse.SUPPRESS)
     return p
 
@@ -83,10 +91,15 @@ def simulate_mesh_main(argv: list[str]) -> int:
     inputs = load_inputs(args.input)
     program = read_mesh_program(args.program)
     target = resolve_target(args.target, program)
-    result = MeshSimulator(program, target, record_events=bool(args.trace)).run(inputs)
+    if args.stream is not None and args.stream < 1:
+        raise UsageError(f"--stream must be at least 1, got {args.stream}")
+    if args.stream_depth < 1:
+        raise UsageError(f"--stream-depth must be at least 1, got {args.stream_depth}")
+    result = MeshSimulator(program, target, record_events=bool(args.trace)).run(
+        inputs, stream=args.stream, depth=args.stream_depth)
     texts: dict[str, str] = {}
     if args.report:
-        texts[args.report] = report_json(build_mesh_report(result, target))
+        texts[args.report] = report_json(build_mesh_report(result, target, args.samples))
     if args.trace:
         texts[args.trace] = trace_json(build_mesh_trace(result, target))
     with files_atomically(texts, [args.plot] if args.plot else []) as plot_tmp:

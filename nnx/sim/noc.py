@@ -18,6 +18,15 @@ Timing of one transfer of `nbytes` from core `src` to core `dst`, ready at `t`:
 * it arrives at `s + h * hop_latency + ser`. A transfer to the same core (h = 0)
   arrives at `t` and occupies nothing.
 
+A multicast from `src` to a set of cores travels along the XY tree: the union of the
+XY routes from `src` to every destination (a tree, since all of them leave `src` along
+its row and then turn into their columns). Each tree link carries the bytes once; a
+link at depth `i` (its distance from `src`, counted in links) is held during
+`[s + i * hop_latency, s + i * hop_latency + ser)`, `s` the earliest start at which
+every tree link is free, and destination `d` receives the last byte at
+`s + hops(src, d) * hop_latency + ser` (routers copy the flits into every branch as
+they pass, so the branches do not wait for each other).
+
 Link reservations fill the earliest free gap, so a transfer that is *processed* after
 another but is *ready* earlier can still go first when a gap allows; the result is
 deterministic for a given processing order.
@@ -56,6 +65,16 @@ def xy_route(src: int, dst: int, width: int) -> list[Link]:
         links.append((y * width + x, ny * width + x))
         y = ny
     return links
+
+
+def xy_tree(src: int, dsts: list[int] | tuple[int, ...], width: int) -> list[tuple[Link, int]]:
+    """The links of the XY multicast tree from `src` to `dsts`, each once, with its
+    depth (0 for the links leaving `src`), in order of first use."""
+    seen: dict[Link, int] = {}
+    for d in dsts:
+        for i, link in enumerate(xy_route(src, d, width)):
+            seen.setdefault(link, i)
+    return list(seen.items())
 
 
 def serialisation_cycles(nbytes: int, link_bytes_per_cycle: int) -> int:
@@ -133,31 +152,37 @@ class Noc:
 
     def transfer(self, src: int, dst: int, nbytes: int, ready: int) -> tuple[int, int]:
         """Reserve the route of one message; returns (start, arrival) cycles."""
-        for c in (src, dst):
+        s, (arrival,) = self.multicast(src, (dst,), nbytes, ready)
+        return s, arrival
+
+    def multicast(self, src: int, dsts: list[int] | tuple[int, ...], nbytes: int, ready: int) -> tuple[int, list[int]]:
+        """Reserve the XY tree of one message to every core of `dsts` (one core: a
+        unicast); returns (start, arrival at each destination) in cycles."""
+        for c in (src, *dsts):
             if not 0 <= c < self.cores:
                 raise ValueError(f"core {c} is outside the {self.width}x{self.height} mesh")
-        route = xy_route(src, dst, self.width)
-        if not route:
-            return ready, ready
+        tree = xy_tree(src, dsts, self.width)
+        if not tree:
+            return ready, [ready for _ in dsts]
         ser = serialisation_cycles(nbytes, self.link_bytes_per_cycle)
         lat = self.hop_latency
-        busy = [self.busy.setdefault(link, _Busy()) for link in route]
+        busy = [(self.busy.setdefault(link, _Busy()), depth * lat) for link, depth in tree]
         s = int(ready)
         moved = True
         while moved:
             moved = False
-            for i, b in enumerate(busy):
-                a = s + i * lat
+            for b, off in busy:
+                a = s + off
                 end = b.conflict(a, a + ser)
                 if end is not None:
-                    s = end - i * lat
+                    s = end - off
                     moved = True
                     break
-        for i, (link, b) in enumerate(zip(route, busy)):
-            a = s + i * lat
-            b.add(a, a + ser)
+        for (link, _), (b, off) in zip(tree, busy):
+            b.add(s + off, s + off + ser)
             self.link_bytes[link] = self.link_bytes.get(link, 0) + int(nbytes)
             self.link_cycles[link] = self.link_cycles.get(link, 0) + ser
         self.bytes += int(nbytes)
-        self.byte_hops += int(nbytes) * len(route)
-        return s, s + len(route) * lat + ser
+        self.byte_hops += int(nbytes) * len(tree)
+        arrivals = [s + hops(src, d, self.width) * lat + ser if d != src else s for d in dsts]
+        return s, arrivals

@@ -25,6 +25,7 @@ from typing import Any
 
 from nnx.sim.memory import occupancy_profile
 from nnx.sim.simulator import RunResult
+from nnx.sim.utilisation import utilisation_over_time
 from nnx.target import SPACES, Target
 
 
@@ -66,13 +67,22 @@ def report_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=1) + "\n"
 
 
-def build_mesh_report(result: Any, target: Target) -> dict[str, Any]:
-    """The report of a mesh run (`nnx-run --report` on a mesh program; docs/mesh.md,
-    "Simulator"): `cycles`, `weight_load_cycles` (the last core's weights and inputs
-    are in), `offchip` bytes and cycles, `noc_bytes`, `noc_byte_hops`, `noc_messages`,
-    per core its start/end cycle, `utilisation` (busiest unit's busy cycles / cycles)
-    and per unit `busy_cycles`, `utilisation`, `instructions`, and per directed link
-    (`"a->b"`) its `bytes`, `busy_cycles` and `utilisation`."""
+def mesh_macs_per_cycle(target: Target) -> int:
+    """The MACs every MPU of every core of the mesh can do in one cycle."""
+    mpu = target.unit("MPU")
+    return target.mesh.cores * mpu.count * mpu.throughput
+
+
+def build_mesh_report(result: Any, target: Target, samples: int = 200) -> dict[str, Any]:
+    """The report of a mesh run (`nnx-run --report` on a mesh program; every field in
+    docs/mesh.md, "Report"): `cycles`, `weight_load_cycles` (every core's weights are
+    in), the stream's `inferences`, `latency_cycles`, `inference_latency_cycles`,
+    `cycles_per_inference` and `mac_utilization`, `offchip` bytes and cycles,
+    `noc_bytes`, `noc_byte_hops`, `noc_messages`, per core its start/end cycle, its
+    inferences' (begin, end) cycles, `utilisation` (busiest unit's busy cycles /
+    cycles) and per unit `busy_cycles`, `utilisation`, `instructions`, per directed
+    link (`"a->b"`) its `bytes`, `busy_cycles` and `utilisation`, and
+    `utilisation_over_time` (nnx/sim/utilisation.py)."""
     total = max(result.cycles, 1)
     cores: dict[str, Any] = {}
     for c, st in sorted(result.cores.items()):
@@ -84,6 +94,7 @@ def build_mesh_report(result: Any, target: Target) -> dict[str, Any]:
         cores[str(c)] = {
             "start_cycle": int(st.start),
             "end_cycle": int(st.end),
+            "inferences": [[int(a), int(b)] for a, b in st.inferences],
             "utilisation": round(max(st.unit_busy.values(), default=0) / total, 6),
             "units": units,
         }
@@ -93,6 +104,8 @@ def build_mesh_report(result: Any, target: Target) -> dict[str, Any]:
         for (a, b), nb in sorted(result.link_bytes.items())
     }
     mesh = target.mesh
+    peak = mesh_macs_per_cycle(target)
+    per_inf = result.cycles_per_inference
     return {
         "target": target.name,
         "mesh": f"{mesh.width}x{mesh.height}",
@@ -100,6 +113,12 @@ def build_mesh_report(result: Any, target: Target) -> dict[str, Any]:
         "seconds": result.cycles / target.clock_hz,
         "instructions": sum(sum(st.unit_instructions.values()) for st in result.cores.values()),
         "weight_load_cycles": int(result.load_cycles),
+        "inferences": int(result.inferences),
+        "latency_cycles": int(result.latency_cycles),
+        "inference_latency_cycles": [int(v) for v in result.latencies],
+        "cycles_per_inference": round(float(per_inf), 3),
+        "mesh_macs_per_cycle": int(peak),
+        "mac_utilization": round(result.macs / result.inferences / max(per_inf * peak, 1), 6),
         "offchip": {
             "weight_bytes": int(result.offchip_bytes["weights"]),
             "input_bytes": int(result.offchip_bytes["inputs"]),
@@ -115,4 +134,6 @@ def build_mesh_report(result: Any, target: Target) -> dict[str, Any]:
         "macs_skipped": int(result.macs_skipped),
         "cores": cores,
         "links": links,
+        "utilisation_over_time": utilisation_over_time(
+            {c: st.busy_spans for c, st in result.cores.items()}, result.cycles, samples),
     }

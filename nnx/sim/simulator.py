@@ -76,10 +76,13 @@ class UnitEngine:
 
     `advance()` lets every unit run ahead until it blocks (a WAIT without a signal, or
     an op the `extra` hook refuses) and reports whether anything ran; `run()` repeats
-    it until nothing can. Units start at cycle `start`."""
+    it until nothing can. Units start at cycle `start`. With `spans` (a dict unit ->
+    list), every unit's busy intervals are appended there as [start, end] pairs,
+    back-to-back ones merged (cheap enough to keep when events are not recorded)."""
 
     def __init__(self, mops: list[MicroOp], units: list[str], path: str, record: bool = True,
-                 start: int = 0, extra: ExtraHook | None = None):
+                 start: int = 0, extra: ExtraHook | None = None,
+                 spans: dict[str, list[list[int]]] | None = None):
         self.units = units
         self.path = path
         self.record = record
@@ -98,6 +101,7 @@ class UnitEngine:
         self.dense = 0
         self.events: list[Event] = []
         self.log: list[tuple] = []
+        self.spans = spans
 
     def done(self) -> bool:
         return all(self.ptr[u] >= len(self.queues[u]) for u in self.active)
@@ -109,9 +113,10 @@ class UnitEngine:
     def advance(self) -> bool:
         queues, ptr, clock, busy, count = self.queues, self.ptr, self.clock, self.busy, self.count
         tokens, bytes_moved, events, log = self.tokens, self.bytes_moved, self.events, self.log
-        rec, path, extra = self.record, self.path, self.extra
+        rec, path, extra, spans = self.record, self.path, self.extra, self.spans
         progress = False
         for u in self.active:
+            sp = spans.setdefault(u, []) if spans is not None else None
             q = queues[u]
             p = ptr[u]
             n = len(q)
@@ -148,6 +153,8 @@ class UnitEngine:
                     end, b = r
                     busy[u] += b
                     count[u] += 1
+                    if sp is not None and end > start:
+                        _add_span(sp, end - b, end)
                     if rec:
                         events.append(Event(u, m.name, start, end, m.line))
                         log.append((start, end, m.reads, m.writes))
@@ -161,6 +168,8 @@ class UnitEngine:
                 end = start + m.cycles
                 busy[u] += m.cycles
                 count[u] += 1
+                if sp is not None and end > start:
+                    _add_span(sp, start, end)
                 if m.bytes:
                     bytes_moved[m.name.lower()] += m.bytes
                 if m.dense_macs:
@@ -192,6 +201,16 @@ class UnitEngine:
         if others:
             msg += f"; also waiting: {others}"
         return AsmError(self.path, first.line, msg)
+
+
+def _add_span(spans: list[list[int]], start: int, end: int) -> None:
+    """Append the busy interval [start, end) to a unit's in-order list, merging it
+    with the last one when they touch."""
+    if spans and spans[-1][1] >= start:
+        if end > spans[-1][1]:
+            spans[-1][1] = end
+    else:
+        spans.append([start, end])
 
 
 def checked_input(name: str, value: Any, tile: Any) -> np.ndarray:

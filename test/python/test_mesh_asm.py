@@ -94,7 +94,7 @@ BAD = [
      "p.s:5: error: SEND runs on a DAU unit, not on MPU0"),
     # malformed remote end
     (_lines(".mesh 2x2", ".core 0", ".storage 16", ".text", "DAU0 RECV S:0x0<4xf32> <- core1"),
-     "p.s:5: error: malformed remote end 'core1' (expected @CORE:TAG, e.g. @3:t0)"),
+     "p.s:5: error: malformed remote end 'core1' (expected @CORE:TAG or @{A,B,LO-HI}:TAG, e.g. @3:t0)"),
     # a SEND tile beyond the core's .storage
     (_lines(".mesh 2x2", ".core 0", ".storage 8", ".text", "DAU0 SEND @1:t <- S:0x0<4xf32>"),
      "p.s:5: error: tile S:0x0<4xf32> ends at byte 16, beyond .storage 8"),

@@ -121,7 +121,7 @@ DAU0 RECV S:0x40<4x4xf32> <- @2:r
     # core 0 loads x (64 bytes: 1 cycle + latency 10) and starts at 11; its SEND is
     # fetched at 11 + 33 = 44; a 64-byte message takes 1 hop x 2 + 4 cycles = 6.
     # Each stage: RECV ends at arrival a, Neg takes 4 + 1 cycles, SEND at a + 5.
-    assert r.load_cycles == 11
+    assert r.load_cycles == 0 and r.cores[0].start == 11  # no weights: x streams in at once
     arrivals = [44 + 6]
     for _ in range(3):
         arrivals.append(arrivals[-1] + 5 + 6)
@@ -345,7 +345,8 @@ def test_a_compiled_single_core_program_runs_unchanged_as_one_core_of_a_mesh(tmp
     for k in one.outputs:
         np.testing.assert_array_equal(r.outputs[k], one.outputs[k])
     st = r.cores[5]
-    assert st.start == r.load_cycles > 0
+    # its weights are in first (load_cycles), then its input streams in and it begins
+    assert r.inference_in == [r.load_cycles] and st.start > r.load_cycles > 0
     assert st.end - st.start == one.cycles
     assert st.unit_busy == one.unit_busy
     assert r.offchip_bytes["weights"] == sum(seg.size for seg in single.data)
