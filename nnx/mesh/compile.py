@@ -132,6 +132,10 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
                        op_bytes=op_bytes, core_memory=core_memory)
 
 
+#: the fills the latency schedule plans with, in turn, while a core's program
+#: overflows it (a fuller plan only holds more on each core)
+LATENCY_FILLS = (MEMORY_FILL, 0.45, 0.3)
+
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `stages`
 #: (one core per stage for the whole program, the stages sized by their share of the
@@ -162,11 +166,11 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     main = main_function(module)
     _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
     if schedule == "latency" and check == "compile":
-        for fill in MEMORY_FILLS[:-1]:
+        for fill in LATENCY_FILLS:
             try:
                 return _compile_latency(main, tgt, target, fill)
             except MeshFitError:
-                pass  # an emptier plan may fit
+                pass  # a core overflowed: an emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
     for fill in MEMORY_FILLS:
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
@@ -323,14 +327,15 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, latency_share)
     plan, cores = fold(plan, width, height, core_memory * fill)
     ios, modules, edges = _stage_modules(plan, main)
-    progs = []
-    for s, (mod, _, _) in enumerate(modules):
-        prog = _lower_stage(mod, tgt, target, schedule=False)
+    progs = {}
+    # the cores most likely to overflow first: a plan that does not fit fails early
+    for s in sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes):
+        prog = _lower_stage(modules[s][0], tgt, target, schedule=False)
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
-        progs.append(prog)
-    return _assemble(plan, ios, progs, cores, edges, tgt, fill)
+        progs[s] = prog
+    return _assemble(plan, ios, [progs[s] for s in range(len(modules))], cores, edges, tgt, fill)
 
 
 def storage_estimate(mod: ModuleOp, target: str, tgt) -> int:

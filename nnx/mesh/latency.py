@@ -58,15 +58,6 @@ def snake(width: int, height: int) -> list[int]:
     return [y * width + (x if y % 2 == 0 else width - 1 - x) for y in range(height) for x in range(width)]
 
 
-def _stage_key(plan: Plan, stage: Stage) -> tuple[int | None, int]:
-    """(op, part) that decides where a stage goes: its first op part (None for a
-    stage that only assembles graph outputs)."""
-    for i, part in stage.items:
-        if i != RETURN:
-            return i, part or 0
-    return None, 0
-
-
 def _producer_op(plan: Plan, i: int) -> int | None:
     """The op whose split op i follows or reads by rows: the producer of its first
     activation operand, if it is split."""
@@ -78,13 +69,30 @@ def _producer_op(plan: Plan, i: int) -> int | None:
     return None
 
 
+def _units(plan: Plan) -> list[tuple[list[tuple[int, int | None]], float]]:
+    """What `fold` places, in stage order, with their planned bytes: every item of a
+    stage holding split op parts on its own (the partitioner may have grouped two
+    parts of one op on a stage, which would serialise them), a stage of whole ops
+    as one (their chain stays on one core)."""
+    out = []
+    for s in plan.stages:
+        if s.split:
+            out.extend(([it], s.bytes / len(s.items)) for it in s.items)
+        else:
+            out.append((list(s.items), float(s.bytes)))
+    return out
+
+
 def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
-    """The plan's stages folded onto the width x height cores (see the module
+    """The plan's op parts folded onto the width x height cores (see the module
     docstring): a plan with one stage per used core, its items in graph order, and
-    the core of each stage. A stage goes to the first position from its wanted one
-    whose planned bytes stay within `budget`; when none has room, to the least
-    loaded (planned bytes count an input once per part that reads it, a core holds
-    it once: the lowered programs' storage decides)."""
+    the core of each stage. A part goes to the first position from its wanted one
+    that holds no other part of its op and whose planned bytes stay within
+    `budget`; when none has room, to the least loaded (planned bytes count an input
+    once per part that reads it, a core holds it once: the lowered programs' storage
+    decides)."""
+    from nnx.mesh.stage_merge import item_order
+
     n = width * height
     path = snake(width, height)
     parts: dict[int, list[int]] = {}
@@ -96,9 +104,10 @@ def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list
     offset: dict[int, int] = {}
     nxt = 0
     load = [0.0] * n
-    slot_of: list[int] = []
-    for s in plan.stages:
-        i, part = _stage_key(plan, s)
+    held: list[set[int]] = [set() for _ in range(n)]  # ops with a part on each slot
+    slot_of: dict[tuple[int, int | None], int] = {}
+    for items, nb in _units(plan):
+        i, part = next(((i, p or 0) for i, p in items if i != RETURN), (None, 0))
         k = len(parts.get(i, ())) or 1
         if i is not None and i not in offset:
             p = _producer_op(plan, i) if plan.kinds[i] in ("rows", "follow") else None
@@ -109,25 +118,32 @@ def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list
                 nxt = (nxt + k) % n
         base = offset.get(i, nxt)
         want = (base + (rank[i][part] if i is not None else 0) * n // k) % n
-        slot = next((slot for slot in ((want + step) % n for step in range(n)) if load[slot] + s.bytes <= budget),
-                    None)
+        order = [(want + step) % n for step in range(n)]
+        slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
         if slot is None:  # planned bytes overcount inputs parts share: the lowering decides
-            slot = min(range(n), key=lambda t: (load[t], (t - want) % n))
-        load[slot] += s.bytes
-        slot_of.append(slot)
-    used = sorted(set(slot_of))
+            slot = min(order, key=lambda t: (i in held[t], load[t]))
+        load[slot] += nb
+        held[slot].add(i)
+        for it in items:
+            slot_of[it] = slot
+    used = sorted(set(slot_of.values()))
     new_index = {slot: k for k, slot in enumerate(used)}
-    from nnx.mesh.stage_merge import item_order
-
     stages = [Stage(k, [], 0, 0.0, False) for k in range(len(used))]
-    for s, slot in zip(plan.stages, slot_of):
-        st = stages[new_index[slot]]
-        st.items.extend(s.items)
-        st.bytes += s.bytes
-        st.cost += s.cost
-        st.split = st.split or s.split
+    for it, slot in slot_of.items():
+        stages[new_index[slot]].items.append(it)
+    for s in plan.stages:
+        for it in s.items:
+            st = stages[new_index[slot_of[it]]]
+            st.bytes += s.bytes // len(s.items)
+            st.cost += s.cost / len(s.items)
+            st.split = st.split or s.split
     for st in stages:
         st.items.sort(key=lambda it: item_order(it, plan))
-    where = {key: new_index[slot_of[s]] for key, s in plan.where.items()}
+    where = {}
+    for key, s in plan.where.items():
+        if key not in slot_of:  # a reduction's result: on the stage of its last part
+            key_item = max((it for it in plan.stages[s].items if it[0] == key[0]), key=lambda it: it[1] or 0)
+            where[key] = new_index[slot_of[key_item]]
+        else:
+            where[key] = new_index[slot_of[key]]
     return replace(plan, stages=stages, where=where), [path[slot] for slot in used]
-

@@ -181,9 +181,13 @@ def shape(v: SSAValue) -> tuple[int, ...]:
 
 
 def op_label(op: Operation) -> str:
-    """The op's name for messages: its ONNX node name when the importer kept one."""
+    """The op's name for messages, with its ONNX node name (the importer's location,
+    or an `nnx.name` attribute) when it has one: `graph.gemm 'fc1'`."""
+    from nnx.diagnostics import name_of_loc
+
     name = op.attributes.get("nnx.name")
-    return f"{op.name} '{name.data}'" if name is not None and hasattr(name, "data") else op.name
+    node = name.data if name is not None and hasattr(name, "data") else name_of_loc(op.location)
+    return f"{op.name} '{node}'" if node else op.name
 
 
 def compute_share(cost: float, total: float, ncores: int, pack: float) -> int:

@@ -41,6 +41,13 @@ class CoreProgram:
     slices: dict[str, tuple[str, IOSlice]] = field(default_factory=dict)
 
 
+def send_instrs(tile: Tile, dsts: list[int], tag: str) -> list[Instr]:
+    """The SEND of a piece to its destination cores: one multicast SEND along the XY
+    tree (each link carries the bytes once; docs/mesh.md, "Assembly"), a unicast
+    SEND for one destination."""
+    return [noc_instr(NOC_UNIT, SEND, tile, dsts[0] if len(dsts) == 1 else list(dsts), tag)]
+
+
 def _sync(unit: str, mnemonic: str, token: str) -> Instr:
     return Instr(unit, mnemonic, token=token)
 
@@ -111,7 +118,7 @@ def add_messages(cp: CoreProgram) -> Program:
                 at.append(_sync(NOC_UNIT, "SIGNAL", tok))
                 before.setdefault(k, []).append(_sync(u, "WAIT", tok))
     for n, dsts in sorted(cp.send.items()):
-        sends = [noc_instr(NOC_UNIT, SEND, tiles_out[n], dst, n) for dst in dsts]
+        sends = send_instrs(tiles_out[n], dsts, n)
         writes = _last_writes(body, tiles_out[n])
         if not writes:
             late.extend(sends)
