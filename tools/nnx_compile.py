@@ -41,7 +41,7 @@ PROG = "nnx-compile"
 #: --objective -> the mesh schedule (nnx/mesh/compile.py SCHEDULES): `latency` spreads
 #: every layer over the cores its work can use; `throughput` pipelines a stream of
 #: inputs through stages of cores sized by their share of the work
-OBJECTIVES = {"latency": "latency", "throughput": "stages"}
+OBJECTIVES = {"latency": "latency", "throughput": "throughput"}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -81,7 +81,8 @@ def main_function(module: ModuleOp) -> func.FuncOp:
 
 
 def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float = MEMORY_FILL,
-                  stage_storage: Callable[[Plan], list[int]] | None = None, saving: float = 1.0) -> Plan:
+                  stage_storage: Callable[[Plan], list[int]] | None = None, saving: float = 1.0,
+                  share=None) -> Plan:
     """The partition with the least packing whose stages fit the cores (+ one stage
     per split graph output, which concatenates it), planning `fill` of each core.
     When no packing fits, the stages of the plans (least packing first) are merged,
@@ -91,7 +92,8 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
     merged by those measured bytes within a whole core (the planned bytes count
     every value of a stage, the lowering fuses chains of elementwise ops), counting
     `saving` of the bytes a merge is estimated to save. When no
-    merge fits, a MeshFitError "cores" names the op with the most parts."""
+    merge fits, a MeshFitError "cores" names the op with the most parts. `share`:
+    the parts an op's compute asks for (partition.plan_partition)."""
     from nnx.dialects.graph import ConstantOp
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
@@ -99,7 +101,7 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
     returned = list(ret.operands)
     plans: dict[tuple, Plan] = {}  # distinct plans, least packing first
     for pack in PACKING:
-        plan = plan_partition(ops, ncores, core_memory, pack, fill, returned)
+        plan = plan_partition(ops, ncores, core_memory, pack, fill, returned, share)
         if len(plan.stages) <= ncores:
             return plan
         plans.setdefault(tuple(tuple(s.items) for s in plan.stages), plan)
@@ -137,10 +139,11 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
 LATENCY_FILLS = (MEMORY_FILL, 0.45, 0.3)
 
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
-#: op over the cores its work can use, the layers one after another), `stages`
-#: (one core per stage for the whole program, the stages sized by their share of the
-#: model's work: the original schedule, a pipeline over a stream of inputs)
-SCHEDULES = ("latency", "stages")
+#: op over the cores its work can use, the layers one after another), `throughput`
+#: (nnx/mesh/throughput.py: a pipeline of stages, one per core, each op on cores in
+#: proportion to its work so that the stage times balance), `stages` (the original
+#: schedule: one core per stage, an op on half its share of the cores)
+SCHEDULES = ("latency", "throughput", "stages")
 
 
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
@@ -155,7 +158,7 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     others' planned bytes scaled alike) and the PLAN_CHECK_STAGES largest stages'
     storage fits, giving a `MeshFit`. `schedule` is one of SCHEDULES; a graph the
     `latency` schedule does not fit (or a fit check, which plans as `stages` does)
-    is compiled as `stages` (`placement` applies to `stages` only)."""
+    is compiled as `stages` (`placement` applies to `stages` and `throughput`)."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
@@ -176,12 +179,18 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
             continue  # a stage of an emptier plan overflowed already
         try:
-            return _compile_with_fill(main, tgt, target, placement, fill, check)
+            return _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
         except MeshFitError as e:
             errors.append((fill, e))
     # the closest miss that is a real excess (a planned part above the fill but
     # within the core is not): the fewest cores needed, else the fewest bytes
     raise min((e for _, e in errors), key=lambda e: (e.needed <= e.available, e.reason != "cores", e.needed))
+
+
+def _shares() -> dict:
+    from nnx.mesh.throughput import throughput_share
+
+    return {"throughput": throughput_share}
 
 
 def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
@@ -202,7 +211,7 @@ def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
 
 
 def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float,
-                       check: str = "compile") -> MeshCompilation | MeshFit:
+                       check: str = "compile", share=None) -> MeshCompilation | MeshFit:
     """compile_for_mesh with one planned fill of the cores' memory."""
     width, height = tgt.mesh.width, tgt.mesh.height
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
@@ -245,7 +254,7 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         return measured[key]
 
     for saving in MEASURED_SAVINGS:
-        plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage, saving)
+        plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage, saving, share)
         ios, modules, edges = _stage_modules(plan, main)
         # the stages most likely to overflow (the most planned bytes) first: a plan
         # that does not fit fails after a few lowerings
@@ -315,8 +324,9 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
     split over the cores its work can use, the parts folded onto the cores, each
     core's program lowered in graph order (no list scheduling: its messages must
-    follow the one global order). Raises MeshFitError (`lowered`) when a core's
-    program overflows its memory."""
+    follow the one global order), and lowered again with its activation memory
+    reused over time when it overflows its core (docs/mesh.md, "Memory reuse").
+    Raises MeshFitError (`lowered`) when a core's program overflows even so."""
     from nnx.dialects.graph import ConstantOp
     from nnx.mesh.latency import fold, latency_share
 
@@ -324,13 +334,16 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, latency_share)
+    plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, latency_share, windows=True)
     plan, cores = fold(plan, width, height, core_memory * fill)
     ios, modules, edges = _stage_modules(plan, main)
     progs = {}
     # the cores most likely to overflow first: a plan that does not fit fails early
     for s in sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes):
-        prog = _lower_stage(modules[s][0], tgt, target, schedule=False)
+        mod = modules[s][0]
+        prog = _lower_stage(mod.clone(), tgt, target, schedule=False)
+        if prog.program.storage_bytes > core_memory:  # reused memory costs syncs: only where needed
+            prog = _lower_stage(mod, tgt, target, schedule=False, reuse=core_memory)
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
@@ -402,12 +415,13 @@ def stage_key(mod: ModuleOp) -> tuple | None:
     return tuple(key)
 
 
-def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True):
+def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True, reuse: int = 0):
     """A stage's module lowered by the single-core chip passes into its program
-    (`schedule=False`: in the emitted op-by-op order, no list scheduling)."""
+    (`schedule=False`: in the emitted op-by-op order, no list scheduling; `reuse`
+    bytes: its intermediate buffers share memory over time to stay within them)."""
     from nnx.api import program_from_chip, run_pipeline
 
-    opts = "" if schedule else " schedule=false"
+    opts = ("" if schedule else " schedule=false") + (f" reuse=true reuse-limit={reuse}" if reuse else "")
     run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"{opts}}})', verify_each=False)
     return program_from_chip(mod, tgt, "core.s")
 

@@ -428,7 +428,8 @@ RETURN = -1
 
 
 def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0,
-                   fill: float = MEMORY_FILL, returned: list[SSAValue] = (), share=None) -> Plan:
+                   fill: float = MEMORY_FILL, returned: list[SSAValue] = (), share=None,
+                   windows: bool = False) -> Plan:
     """Split the ops and form stages (see the module docstring). `pack` scales the
     compute a stage of whole ops may take (larger: fewer, fuller stages); `fill` is
     the fraction of a core's memory a stage plans to use. A graph output that is
@@ -437,7 +438,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     one core cannot hold it, or none of its pieces' stages has room and the mesh no
     core to spare, each piece's core writes its slice instead (`Plan.sliced_outputs`).
     `share(cost, total, ncores, pack)` gives the parts an op's compute asks for (a
-    schedule's choice, nnx/mesh/schedules.py; default `compute_share`)."""
+    schedule's choice; default `compute_share`). `windows`: a row split of a graph
+    input always loads each part's window alone (docs/mesh.md, "Inputs and outputs")."""
     share = share or compute_share
     index = {id(op): i for i, op in enumerate(ops)}
     budget = core_memory * fill
@@ -573,12 +575,13 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             return None
 
         # graph inputs held whole by every part; only their windows loaded when that
-        # does not fit the mesh (docs/mesh.md, "Inputs and outputs")
-        found, load_windows = fit(False), False
-        if (found is None or found[0] > ncores) and any(producer(v) is None for v in win_vals):
-            windows = fit(True)
-            if windows is not None and (found is None or windows[0] < found[0]):
-                found, load_windows = windows, True
+        # does not fit the mesh, or always with `windows` (docs/mesh.md, "Inputs and outputs")
+        reads_input = any(producer(v) is None for v in win_vals)
+        found, load_windows = (None, False) if windows and reads_input else (fit(False), False)
+        if (found is None or found[0] > ncores) and reads_input:
+            by_window = fit(True)
+            if by_window is not None and (found is None or by_window[0] < found[0]):
+                found, load_windows = by_window, True
         if found is None:
             return False
         k, bounds, parts = found
@@ -779,6 +782,6 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
     if fill >= FULL_CORES and not (sliced_inputs or sliced_outputs):  # whole I/O: keep the margins
         return plan_partition(ops, ncores, core_memory, pack, max(f for f in MEMORY_FILLS if f < FULL_CORES),
-                              returned, share)
+                              returned, share, windows)
     return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs, sliced_inputs, sliced_outputs,
                 blocks)

@@ -99,6 +99,10 @@ def test_fold_puts_parts_of_one_op_on_distinct_cores():
 
 @pytest.mark.parametrize("objective", ["latency", "throughput"])
 def test_nnx_compile_objective(objective, tmp_path):
+    """Each objective's program against onnxruntime, one inference and every
+    inference of a stream of 4; the latency program spreads over (nearly) every
+    core, the throughput program pipelines (an inference every fewer cycles than
+    one inference takes)."""
     import onnxruntime as ort
 
     from nnx.tools.nnx_compile import main
@@ -108,12 +112,18 @@ def test_nnx_compile_objective(objective, tmp_path):
     out = tmp_path / "prog.s"
     assert main([path, "--target", TARGET, "-o", str(out), "--batch", "1", "--objective", objective]) == 0
     feeds = model_zoo.sample_inputs(name)
-    res = MeshSimulator(read_mesh_program(str(out)), load_target(TARGET)).run(feeds)
+    prog = read_mesh_program(str(out))
+    one = MeshSimulator(prog, load_target(TARGET)).run(feeds)
+    stream = MeshSimulator(prog, load_target(TARGET)).run(feeds, stream=4)
     sess = ort.InferenceSession(path)
     for o, ref in zip(sess.get_outputs(), sess.run(None, feeds)):
-        np.testing.assert_allclose(res.outputs[o.name], ref, rtol=0, atol=1e-4)
-    cores = len(read_mesh_program(str(out)).cores)
-    assert cores >= 12 if objective == "latency" else cores == 4
+        np.testing.assert_allclose(one.outputs[o.name], ref, rtol=0, atol=1e-4)
+        for k in range(4):
+            np.testing.assert_allclose(stream.outputs[o.name][k], ref, rtol=0, atol=1e-4)
+    if objective == "latency":
+        assert len(prog.cores) >= 12
+    else:
+        assert stream.cycles_per_inference < 0.6 * one.latency_cycles
 
 
 def test_nnx_compile_bad_objective_is_one_line(tmp_path, capsys):
