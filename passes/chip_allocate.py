@@ -109,16 +109,18 @@ def reused_at(buffers: list[tuple[str, int, str]], live: dict[str, tuple[int, in
     reusable buffer (in order of its first use) at the lowest aligned address above
     them where it overlaps no reusable buffer whose live range (`live`: first and
     last instruction touching it, extended by `slack` instructions) meets its own. A
-    buffer no instruction touches is live throughout."""
+    buffer no instruction touches (a result that stays in a cache) takes no room."""
     fixed = [b for b in buffers if b[0] not in reusable]
     addr, top = buffer_addresses(fixed) if fixed else ({}, 0)
     base = top if fixed else 0
-    everywhere = (-1, 1 << 62)
     placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
     end = base
-    for name, nbytes, _ in sorted((b for b in buffers if b[0] in reusable), key=lambda b: live.get(b[0], everywhere)):
-        first, last = live.get(name, everywhere)
-        last = last + slack if last < everywhere[1] else last
+    for name, nbytes, _ in sorted((b for b in buffers if b[0] in reusable), key=lambda b: live.get(b[0], (-1, -1))):
+        if name not in live:  # no instruction touches it (a result kept in a cache): no room needed
+            addr[name] = base
+            continue
+        first, last = live[name]
+        last += slack
         at = base
         for lo, hi, f, l in sorted(p for p in placed if p[2] <= last and first <= p[3]):
             if at + nbytes <= lo:

@@ -324,9 +324,9 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
     split over the cores its work can use, the parts folded onto the cores, each
     core's program lowered in graph order (no list scheduling: its messages must
-    follow the one global order), and lowered again with its activation memory
-    reused over time when it overflows its core (docs/mesh.md, "Memory reuse").
-    Raises MeshFitError (`lowered`) when a core's program overflows even so."""
+    follow the one global order), its activation memory reused over time as far as
+    it needs to fit its core (docs/mesh.md, "Memory reuse"). Raises MeshFitError
+    (`lowered`) when a core's program overflows even so."""
     from nnx.dialects.graph import ConstantOp
     from nnx.mesh.latency import fold, latency_share
 
@@ -340,10 +340,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     progs = {}
     # the cores most likely to overflow first: a plan that does not fit fails early
     for s in sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes):
-        mod = modules[s][0]
-        prog = _lower_stage(mod.clone(), tgt, target, schedule=False)
-        if prog.program.storage_bytes > core_memory:  # reused memory costs syncs: only where needed
-            prog = _lower_stage(mod, tgt, target, schedule=False, reuse=core_memory)
+        prog = _lower_stage(modules[s][0], tgt, target, schedule=False, reuse=core_memory)
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
