@@ -33,6 +33,10 @@ from nnx.diagnostics import PassError
 ALIGN = 64
 """Every buffer starts on a multiple of this many bytes."""
 
+#: attribute of an input symbol whose memory is reused (`allocate_program`): the
+#: position of the first instruction touching it
+FIRST_USE_ATTR = "nnx.first_use"
+
 
 def chip_programs(pass_name: str, module: ModuleOp) -> list:
     """The chip.program ops of a module; none is a PassError named `pass_name`."""
@@ -136,8 +140,12 @@ def allocate_program(pass_name: str, prog, reuse: bool = False, reuse_limit: int
                      reuse_inputs: frozenset[str] = frozenset()) -> None:
     """Place the buffers of one `chip.program` and rewrite its tiles (see the module
     docstring). With `reuse`, the intermediate buffers (and the input buffers of the
-    symbols named in `reuse_inputs`) share memory over time (`reused_addresses`,
-    within `reuse_limit` bytes when it can with slack):
+    symbols named in `reuse_inputs`: inputs written while the program runs, at
+    their first use, as a mesh core's received messages) share memory over time
+    (`reused_addresses`, within `reuse_limit` bytes when it can with slack); such an
+    input symbol gets `FIRST_USE_ATTR`, the position of the first instruction that
+    touches it (among the instructions, before chip-sync adds SIGNAL/WAIT), which
+    its writer must wait for;
     the dependencies must then come from the allocated addresses
     (`nnx.lowering.deps.instruction_dependencies`), which see the reuse."""
     from nnx.dialects.chip import BufferOp, ChipInstrOp, TileAttr, _SymbolOp
@@ -148,11 +156,14 @@ def allocate_program(pass_name: str, prog, reuse: bool = False, reuse_limit: int
         return
     listed = [(b.sym_name.data, b.bytes.value.data, b.kind.data) for b in bufs]
     if reuse:
-        inputs = {op.tile.space.data[1:] for op in prog.body.block.ops
-                  if isinstance(op, _SymbolOp) and op.sym_name.data in reuse_inputs
-                  and op.tile.space.data.startswith("@")}
-        reusable = {n for n, _, kind in listed if kind == "intermediate" or (kind == "input" and n in inputs)}
-        addr, storage_bytes = reused_addresses(listed, live_ranges(prog), reusable, reuse_limit)
+        live = live_ranges(prog)
+        syms = {op.tile.space.data[1:]: op for op in prog.body.block.ops
+                if isinstance(op, _SymbolOp) and op.sym_name.data in reuse_inputs
+                and op.tile.space.data.startswith("@") and op.tile.space.data[1:] in live}
+        for name, op in syms.items():  # where the data must arrive (nnx/mesh/stitch.py)
+            op.attributes[FIRST_USE_ATTR] = IntAttr(live[name][0])
+        reusable = {n for n, _, kind in listed if kind == "intermediate" or (kind == "input" and n in syms)}
+        addr, storage_bytes = reused_addresses(listed, live, reusable, reuse_limit)
     else:
         addr, storage_bytes = buffer_addresses(listed)
     placed = {b.sym_name.data: (addr[b.sym_name.data], addr[b.sym_name.data] + b.bytes.value.data) for b in bufs}

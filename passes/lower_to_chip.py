@@ -66,6 +66,9 @@ class LowerToChipPass(ModulePass):
     keep_faster: bool = True
     reuse: bool = False
     reuse_limit: int = 0
+    #: with `reuse`: input symbols written while the program runs (a mesh core's
+    #: received messages), whose memory is reused too (chip-allocate)
+    reuse_inputs: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plain = op.clone() if self.schedule and self.keep_faster else None
@@ -107,7 +110,7 @@ class LowerToChipPass(ModulePass):
         from nnx.lowering.deps import instruction_dependencies
 
         for prog in chip_programs(self.name, op):
-            allocate_program(self.name, prog, bool(self.reuse), int(self.reuse_limit))
+            allocate_program(self.name, prog, bool(self.reuse), int(self.reuse_limit), frozenset(self.reuse_inputs))
             # reused memory: the dependencies by address see it, not the emitted ones
             deps = instruction_dependencies(prog) if self.reuse else emitted_dependencies(prog, entries)
             if schedule:

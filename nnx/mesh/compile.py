@@ -296,7 +296,8 @@ def _assemble(plan: Plan, ios, progs, cores: list[int], edges: dict[tuple[int, i
     for s, prog in enumerate(progs):
         recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
         send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
-        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices)
+        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices,
+                                        getattr(prog, "first_use", {}))
     mp, data = mesh_program(lowered, tgt.mesh.width, tgt.mesh.height, tgt.name, "prog.data")
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, tgt.mesh.width), edges, fill)
 
@@ -328,6 +329,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     it needs to fit its core (docs/mesh.md, "Memory reuse"). Raises MeshFitError
     (`lowered`) when a core's program overflows even so."""
     from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.core_graph import piece_name
     from nnx.mesh.latency import fold, latency_share
 
     width, height = tgt.mesh.width, tgt.mesh.height
@@ -340,7 +342,9 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     progs = {}
     # the cores most likely to overflow first: a plan that does not fit fails early
     for s in sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes):
-        prog = _lower_stage(modules[s][0], tgt, target, schedule=False, reuse=core_memory)
+        mod, arg_names, _ = modules[s]
+        received = tuple(piece_name(pc) for pc in ios[s].recv)
+        prog = _lower_stage(mod, tgt, target, schedule=False, reuse=core_memory, received=received)
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
@@ -412,15 +416,25 @@ def stage_key(mod: ModuleOp) -> tuple | None:
     return tuple(key)
 
 
-def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True, reuse: int = 0):
+def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True, reuse: int = 0,
+                 received: tuple[str, ...] = ()):
     """A stage's module lowered by the single-core chip passes into its program
     (`schedule=False`: in the emitted op-by-op order, no list scheduling; `reuse`
-    bytes: its intermediate buffers share memory over time to stay within them)."""
-    from nnx.api import program_from_chip, run_pipeline
+    bytes: its intermediate buffers and `received` inputs (the messages it
+    receives) share memory over time to stay within them; the program then carries
+    `first_use`, received input -> position of the first instruction using it)."""
+    from nnx.api import program_from_chip
+    from nnx.ir_io import make_context
+    from nnx.passes.chip_allocate import FIRST_USE_ATTR, chip_programs
+    from nnx.passes.lower_to_chip import LowerToChipPass
 
-    opts = ("" if schedule else " schedule=false") + (f" reuse=true reuse-limit={reuse}" if reuse else "")
-    run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"{opts}}})', verify_each=False)
-    return program_from_chip(mod, tgt, "core.s")
+    LowerToChipPass(target=target, schedule=schedule, reuse=bool(reuse), reuse_limit=reuse,
+                    reuse_inputs=tuple(received)).apply(make_context(), mod)
+    first = {op.sym_name.data: op.attributes[FIRST_USE_ATTR].data
+             for op in chip_programs("lower-to-mesh", mod)[0].body.block.ops if FIRST_USE_ATTR in op.attributes}
+    prog = program_from_chip(mod, tgt, "core.s")
+    prog.first_use = first
+    return prog
 
 
 def _largest_op(plan: Plan, stage: Stage, returned: list):
