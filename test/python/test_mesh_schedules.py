@@ -203,3 +203,20 @@ def test_latency_cores_reusing_received_memory_match_onnxruntime(tmp_path, monke
     res = _run_mesh(reused, feeds, tmp_path)
     for name, ref in zip(["res", "y"], refs):
         np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+
+
+def test_op_too_big_for_the_mesh_names_its_onnx_node(tmp_path, capsys):
+    """subgraph-split's error for one op larger than the whole mesh names the ONNX
+    node (graph.gemm 'big_gemm'), one line, nothing written."""
+    from nnx.tools.nnx_compile import main
+    from test_lower_to_mesh import _big_gemm_model
+
+    path = str(tmp_path / "big.onnx")
+    _big_gemm_model(path, 1500)
+    out = tmp_path / "prog.s"
+    pipe = f'builtin.module(graph-fold-constants,subgraph-split{{target="{TARGET}"}},lower-to-mesh{{target="{TARGET}"}})'
+    assert main([path, "--target", TARGET, "-o", str(out), "--pipeline", pipe]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "subgraph-split: op graph.gemm 'big_gemm' does not fit the whole mesh even alone" in err, err
+    assert not out.exists()
