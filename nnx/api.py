@@ -335,13 +335,16 @@ def compile_files(
     print_ir_after_all: bool = False,
     time_passes: bool = False,
     emit_mlir: str | None = None,
+    schedule: str = "latency",
 ) -> None:
     """What nnx-compile writes for an imported `module` (changed in place): the
     program `output` and its data file beside it. `target` is a target file (an
     absolute path; None: the embedded default). With a mesh target (docs/mesh.md)
     and no `pipeline`, a model that does not fit the mesh becomes a program package
     (docs/subgraph-split-fuse.md); a `pipeline` ending in `subgraph-split` or
-    `subgraph-fuse{...}` makes each of its subgraphs one program of the package."""
+    `subgraph-fuse{...}` makes each of its subgraphs one program of the package.
+    `schedule` is the mesh schedule of such a package's programs (docs/mesh.md,
+    "Schedules": `latency`, `throughput`, or the original `stages`)."""
     pipe = compile_pipeline(pipeline, target, sparsify, what="--pipeline")
     mesh = lowering_for(target) == MESH_LOWERING
     chained = mesh and pipeline is not None and _ends_in_chain(pipe)
@@ -364,7 +367,7 @@ def compile_files(
     if package:  # a mesh target: one mesh program, or a package of them when it does not fit
         from nnx.split_fuse.programs import write_mesh_programs
 
-        write_mesh_programs(module, target, output)
+        write_mesh_programs(module, target, output, schedule=schedule)
         return
     from nnx.passes.lower_to_mesh import ASM_ATTR, DATA_ATTR, write_mesh_files
 

@@ -33,6 +33,10 @@ from nnx.diagnostics import PassError
 ALIGN = 64
 """Every buffer starts on a multiple of this many bytes."""
 
+#: attribute of an input symbol whose memory is reused (`allocate_program`): the
+#: position of the first instruction touching it
+FIRST_USE_ATTR = "nnx.first_use"
+
 
 def chip_programs(pass_name: str, module: ModuleOp) -> list:
     """The chip.program ops of a module; none is a PassError named `pass_name`."""
@@ -57,16 +61,111 @@ def buffer_addresses(buffers: list[tuple[str, int, str]]) -> tuple[dict[str, int
     return addr, max(top, ALIGN)
 
 
-def allocate_program(pass_name: str, prog) -> None:
+def live_ranges(prog) -> dict[str, tuple[int, int]]:
+    """Buffer name -> (first, last) position of the program's instructions that touch
+    it (a tile in it, or an `nnx.access` naming it), in block order."""
+    from nnx.dialects.chip import ChipInstrOp, TileAttr
+    from nnx.lowering.deps import ACCESS_ATTR, parse_accesses
+
+    out: dict[str, tuple[int, int]] = {}
+
+    def touch(name: str, k: int) -> None:
+        lo, _ = out.get(name, (k, k))
+        out[name] = (lo, k)
+
+    for k, op in enumerate(o for o in prog.body.block.ops if isinstance(o, ChipInstrOp)):
+        for key in ("dsts", "srcs"):
+            for a in op.properties[key].data:
+                if isinstance(a, TileAttr) and a.space.data.startswith("@"):
+                    touch(a.space.data[1:], k)
+        for key in ("nmask", "wmask"):
+            a = op.properties.get(key)
+            if isinstance(a, TileAttr) and a.space.data.startswith("@"):
+                touch(a.space.data[1:], k)
+        acc = op.attributes.get(ACCESS_ATTR)
+        if acc is not None and "S:@" in acc.data:
+            reads, writes = parse_accesses(acc.data)
+            for a in reads + writes:
+                if a[0] == "S" and isinstance(a[1], str):
+                    touch(a[1], k)
+    return out
+
+
+def reused_addresses(buffers: list[tuple[str, int, str]], live: dict[str, tuple[int, int]],
+                     reusable: set[str], limit: int = 0) -> tuple[dict[str, int], int]:
+    """`reused_at` with the widest slack (memory freed at least that many
+    instructions before it is used again: fewer false dependencies between the
+    units, which run concurrently) whose storage is within `limit` bytes (0: no
+    slack). The slacks tried: the instruction count over 1, 4, 16, 64, then 0."""
+    n = max((last for _, last in live.values()), default=0) + 1
+    if limit > 0:
+        for slack in (n, n // 4, n // 16, n // 64):
+            got = reused_at(buffers, live, reusable, slack)
+            if got[1] <= limit:
+                return got
+    return reused_at(buffers, live, reusable, 0)
+
+
+def reused_at(buffers: list[tuple[str, int, str]], live: dict[str, tuple[int, int]],
+              reusable: set[str], slack: int) -> tuple[dict[str, int], int]:
+    """(address of each buffer, storage bytes) when the `reusable` buffers share
+    memory over time: the others as `buffer_addresses` places them, then each
+    reusable buffer (in order of its first use) at the lowest aligned address above
+    them where it overlaps no reusable buffer whose live range (`live`: first and
+    last instruction touching it, extended by `slack` instructions) meets its own. A
+    buffer no instruction touches (a result that stays in a cache) takes no room."""
+    fixed = [b for b in buffers if b[0] not in reusable]
+    addr, top = buffer_addresses(fixed) if fixed else ({}, 0)
+    base = top if fixed else 0
+    placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
+    end = base
+    for name, nbytes, _ in sorted((b for b in buffers if b[0] in reusable), key=lambda b: live.get(b[0], (-1, -1))):
+        if name not in live:  # no instruction touches it (a result kept in a cache): no room needed
+            addr[name] = base
+            continue
+        first, last = live[name]
+        last += slack
+        at = base
+        for lo, hi, f, l in sorted(p for p in placed if p[2] <= last and first <= p[3]):
+            if at + nbytes <= lo:
+                break
+            at = max(at, (hi + ALIGN - 1) // ALIGN * ALIGN)
+        addr[name] = at
+        placed.append((at, at + nbytes, first, last))
+        end = max(end, (at + nbytes + ALIGN - 1) // ALIGN * ALIGN)
+    return addr, max(end, ALIGN)
+
+
+def allocate_program(pass_name: str, prog, reuse: bool = False, reuse_limit: int = 0,
+                     reuse_inputs: frozenset[str] = frozenset()) -> None:
     """Place the buffers of one `chip.program` and rewrite its tiles (see the module
-    docstring)."""
+    docstring). With `reuse`, the intermediate buffers (and the input buffers of the
+    symbols named in `reuse_inputs`: inputs written while the program runs, at
+    their first use, as a mesh core's received messages) share memory over time
+    (`reused_addresses`, within `reuse_limit` bytes when it can with slack); such an
+    input symbol gets `FIRST_USE_ATTR`, the position of the first instruction that
+    touches it (among the instructions, before chip-sync adds SIGNAL/WAIT), which
+    its writer must wait for;
+    the dependencies must then come from the allocated addresses
+    (`nnx.lowering.deps.instruction_dependencies`), which see the reuse."""
     from nnx.dialects.chip import BufferOp, ChipInstrOp, TileAttr, _SymbolOp
     from nnx.lowering.deps import ACCESS_ATTR, allocate_accesses
 
     bufs = [op for op in prog.body.block.ops if isinstance(op, BufferOp)]
     if not bufs:
         return
-    addr, storage_bytes = buffer_addresses([(b.sym_name.data, b.bytes.value.data, b.kind.data) for b in bufs])
+    listed = [(b.sym_name.data, b.bytes.value.data, b.kind.data) for b in bufs]
+    if reuse:
+        live = live_ranges(prog)
+        syms = {op.tile.space.data[1:]: op for op in prog.body.block.ops
+                if isinstance(op, _SymbolOp) and op.sym_name.data in reuse_inputs
+                and op.tile.space.data.startswith("@") and op.tile.space.data[1:] in live}
+        for name, op in syms.items():  # where the data must arrive (nnx/mesh/stitch.py)
+            op.attributes[FIRST_USE_ATTR] = IntAttr(live[name][0])
+        reusable = {n for n, _, kind in listed if kind == "intermediate" or (kind == "input" and n in syms)}
+        addr, storage_bytes = reused_addresses(listed, live, reusable, reuse_limit)
+    else:
+        addr, storage_bytes = buffer_addresses(listed)
     placed = {b.sym_name.data: (addr[b.sym_name.data], addr[b.sym_name.data] + b.bytes.value.data) for b in bufs}
     storage = StringAttr("S")
 
@@ -107,6 +206,12 @@ class ChipAllocatePass(ModulePass):
 
     name = "chip-allocate"
 
+    #: intermediate buffers share memory over time (`reused_addresses`)
+    reuse: bool = False
+    #: with `reuse`: the storage bytes to stay within, reusing memory freed long ago
+    #: first (0: reuse as soon as freed)
+    reuse_limit: int = 0
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for p in chip_programs(self.name, op):
-            allocate_program(self.name, p)
+            allocate_program(self.name, p, bool(self.reuse), int(self.reuse_limit))

@@ -33,7 +33,9 @@ Options: `target` (path of a target TOML; default: the embedded default target),
 `schedule` (default true; false = the emitted op-by-op order),
 `keep-faster` (default true; with schedule=true, keep the faster of the scheduled
 and the unscheduled program),
-`double-buffer` (default true), `max-tile-elements` (split output tiles above this
+`reuse` (default false; true = intermediate buffers share storage over time,
+chip-allocate's `reuse`), `reuse-limit` (bytes the storage should stay within, memory
+freed long ago reused first; 0: reuse as soon as freed), `double-buffer` (default true), `max-tile-elements` (split output tiles above this
 many elements even when they fit, so DMA and compute overlap; 0 = the target's
 `tiling.vpu_elements` x 4, -1 = never).
 
@@ -62,6 +64,11 @@ class LowerToChipPass(ModulePass):
     chain: bool = True
     schedule: bool = True
     keep_faster: bool = True
+    reuse: bool = False
+    reuse_limit: int = 0
+    #: with `reuse`: input symbols written while the program runs (a mesh core's
+    #: received messages), whose memory is reused too (chip-allocate)
+    reuse_inputs: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plain = op.clone() if self.schedule and self.keep_faster else None
@@ -100,9 +107,12 @@ class LowerToChipPass(ModulePass):
             GraphTransposeViewsPass().apply(ctx, op)
         entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
                                bool(self.chain), schedule)
+        from nnx.lowering.deps import instruction_dependencies
+
         for prog in chip_programs(self.name, op):
-            allocate_program(self.name, prog)
-            deps = emitted_dependencies(prog, entries)
+            allocate_program(self.name, prog, bool(self.reuse), int(self.reuse_limit), frozenset(self.reuse_inputs))
+            # reused memory: the dependencies by address see it, not the emitted ones
+            deps = instruction_dependencies(prog) if self.reuse else emitted_dependencies(prog, entries)
             if schedule:
                 deps = schedule_program(self.name, prog, target, deps)
             synchronise_program(self.name, prog, deps)

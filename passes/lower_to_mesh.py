@@ -19,10 +19,16 @@ and, with `asm=FILE`, writes the mesh assembly FILE and its weights file (FILE w
 `.data` for `.s`) atomically; without it the module carries the program as
 `nnx.mesh.asm` (text) and `nnx.mesh.data` (bytes), which nnx-compile writes.
 
+`schedule` (docs/mesh.md, "Schedules"): `stages` (the default, above: one core per
+stage for the whole program) or `latency` (nnx/mesh/latency.py: every op over the
+cores its work can use, each core running parts of many layers one after another;
+a graph it does not fit is compiled as `stages`).
+
 A graph that does not fit fails with one line: cores needed against available, or
 bytes needed against a core's memory, and the op responsible (`MeshFitError`).
 
     nnx-opt m.mlir -p 'lower-to-mesh{target=targets/mesh.toml placement=bisect asm=prog.s}'
+    nnx-opt m.mlir -p 'lower-to-mesh{target=targets/mesh.toml schedule=latency asm=prog.s}'
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ class LowerToMeshPass(ModulePass):
     target: str = "mesh"
     placement: str = "bisect"
     asm: str = ""
+    schedule: str = "stages"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.mesh.compile import compile_for_mesh
@@ -56,7 +63,7 @@ class LowerToMeshPass(ModulePass):
         from nnx.target import load_pass_target
 
         load_pass_target(self.name, self.target)
-        comp = compile_for_mesh(op, self.target or "mesh", self.placement)
+        comp = compile_for_mesh(op, self.target or "mesh", self.placement, schedule=self.schedule)
         cores_of: dict[int, list[int]] = {}
         for s in comp.plan.stages:
             for i, _ in s.items:

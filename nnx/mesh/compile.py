@@ -81,7 +81,8 @@ def main_function(module: ModuleOp) -> func.FuncOp:
 
 
 def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float = MEMORY_FILL,
-                  stage_storage: Callable[[Plan], list[int]] | None = None, saving: float = 1.0) -> Plan:
+                  stage_storage: Callable[[Plan], list[int]] | None = None, saving: float = 1.0,
+                  share=None) -> Plan:
     """The partition with the least packing whose stages fit the cores (+ one stage
     per split graph output, which concatenates it), planning `fill` of each core.
     When no packing fits, the stages of the plans (least packing first) are merged,
@@ -91,7 +92,8 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
     merged by those measured bytes within a whole core (the planned bytes count
     every value of a stage, the lowering fuses chains of elementwise ops), counting
     `saving` of the bytes a merge is estimated to save. When no
-    merge fits, a MeshFitError "cores" names the op with the most parts."""
+    merge fits, a MeshFitError "cores" names the op with the most parts. `share`:
+    the parts an op's compute asks for (partition.plan_partition)."""
     from nnx.dialects.graph import ConstantOp
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
@@ -99,7 +101,7 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
     returned = list(ret.operands)
     plans: dict[tuple, Plan] = {}  # distinct plans, least packing first
     for pack in PACKING:
-        plan = plan_partition(ops, ncores, core_memory, pack, fill, returned)
+        plan = plan_partition(ops, ncores, core_memory, pack, fill, returned, share)
         if len(plan.stages) <= ncores:
             return plan
         plans.setdefault(tuple(tuple(s.items) for s in plan.stages), plan)
@@ -132,8 +134,20 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
                        op_bytes=op_bytes, core_memory=core_memory)
 
 
+#: the fills the latency schedule plans with, in turn, while a core's program
+#: overflows it (a fuller plan only holds more on each core)
+LATENCY_FILLS = (MEMORY_FILL, 0.45, 0.3)
+
+#: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
+#: op over the cores its work can use, the layers one after another), `throughput`
+#: (nnx/mesh/throughput.py: a pipeline of stages, one per core, each op on cores in
+#: proportion to its work so that the stage times balance), `stages` (the original
+#: schedule: one core per stage, an op on half its share of the cores)
+SCHEDULES = ("latency", "throughput", "stages")
+
+
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
-                     check: str = "compile") -> MeshCompilation | MeshFit:
+                     check: str = "compile", schedule: str = "stages") -> MeshCompilation | MeshFit:
     """Compile the graph module for the mesh target `target` (a TOML path or a
     built-in target name). Plans with each of MEMORY_FILLS in turn (see there) until
     one compiles; raises MeshFitError when none does. `check` (one of CHECKS) says
@@ -142,25 +156,41 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     the work), giving a `MeshFit`; "plan": whether the partition fits the cores by
     its planned bytes (or by the storage of its STORAGE_SAMPLE largest stages and the
     others' planned bytes scaled alike) and the PLAN_CHECK_STAGES largest stages'
-    storage fits, giving a `MeshFit`."""
+    storage fits, giving a `MeshFit`. `schedule` is one of SCHEDULES; a graph the
+    `latency` schedule does not fit (or a fit check, which plans as `stages` does)
+    is compiled as `stages` (`placement` applies to `stages` and `throughput`)."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
         raise PassError(f"lower-to-mesh: unknown placement '{placement}' (one of {', '.join(PLACEMENTS)})")
+    if schedule not in SCHEDULES:
+        raise PassError(f"lower-to-mesh: unknown schedule '{schedule}' (one of {', '.join(SCHEDULES)})")
     tgt = load_target(target)
     main = main_function(module)
     _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
+    if schedule == "latency" and check == "compile":
+        for fill in LATENCY_FILLS:
+            try:
+                return _compile_latency(main, tgt, target, fill)
+            except MeshFitError:
+                pass  # a core overflowed: an emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
     for fill in MEMORY_FILLS:
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
             continue  # a stage of an emptier plan overflowed already
         try:
-            return _compile_with_fill(main, tgt, target, placement, fill, check)
+            return _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
         except MeshFitError as e:
             errors.append((fill, e))
     # the closest miss that is a real excess (a planned part above the fill but
     # within the core is not): the fewest cores needed, else the fewest bytes
     raise min((e for _, e in errors), key=lambda e: (e.needed <= e.available, e.reason != "cores", e.needed))
+
+
+def _shares() -> dict:
+    from nnx.mesh.throughput import throughput_share
+
+    return {"throughput": throughput_share}
 
 
 def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
@@ -181,18 +211,12 @@ def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
 
 
 def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill: float,
-                       check: str = "compile") -> MeshCompilation | MeshFit:
+                       check: str = "compile", share=None) -> MeshCompilation | MeshFit:
     """compile_for_mesh with one planned fill of the cores' memory."""
     width, height = tgt.mesh.width, tgt.mesh.height
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     returned = list(main.body.block.last_op.operands)
     out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
-
-    def stage_modules(plan: Plan):
-        if any(v.owner not in plan.ops for v in returned):
-            raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
-        ios = stage_io(plan, returned, out_names)
-        return ios, [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
 
     measured: dict[tuple, list[int]] = {}
 
@@ -229,17 +253,9 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
             measured[key] = storage
         return measured[key]
 
-    from nnx.mesh.core_graph import piece_name
-
     for saving in MEASURED_SAVINGS:
-        plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage, saving)
-        ios, modules = stage_modules(plan)
-        # stage graph: bytes sent from stage a to stage b
-        edges: dict[tuple[int, int], int] = {}
-        for s, (mod, arg_names, _) in enumerate(modules):
-            types = dict(zip(arg_names, main_function(mod).body.block.args))
-            for pc, src in ios[s].recv.items():
-                edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
+        plan = plan_for_mesh(main, ncores, core_memory, fill, lowered_storage, saving, share)
+        ios, modules, edges = _stage_modules(plan, main)
         # the stages most likely to overflow (the most planned bytes) first: a plan
         # that does not fit fails after a few lowerings
         lowered_stages, overflow = {}, None
@@ -268,13 +284,72 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
         cores = place_bisect(n, edges, width, height)
     else:
         cores = place_annotated([_annotated_core(plan, s) for s in plan.stages], width, height)
+    return _assemble(plan, ios, progs, cores, edges, tgt, fill)
+
+
+def _assemble(plan: Plan, ios, progs, cores: list[int], edges: dict[tuple[int, int], int], tgt,
+              fill: float) -> MeshCompilation:
+    """The mesh program of the lowered stages `progs`, stage s on core `cores[s]`."""
+    from nnx.mesh.core_graph import piece_name
+
     lowered: dict[int, CoreProgram] = {}
     for s, prog in enumerate(progs):
         recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
         send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
-        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices)
-    mp, data = mesh_program(lowered, width, height, tgt.name, "prog.data")
-    return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, width), edges, fill)
+        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices,
+                                        getattr(prog, "first_use", {}))
+    mp, data = mesh_program(lowered, tgt.mesh.width, tgt.mesh.height, tgt.name, "prog.data")
+    return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, tgt.mesh.width), edges, fill)
+
+
+def _stage_modules(plan: Plan, main: func.FuncOp):
+    """Each stage's I/O and its module (core_graph.build_stage_module), and the stage
+    graph: (source, destination) -> bytes sent."""
+    from nnx.mesh.core_graph import piece_name
+
+    returned = list(main.body.block.last_op.operands)
+    out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
+    if any(v.owner not in plan.ops for v in returned):
+        raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
+    ios = stage_io(plan, returned, out_names)
+    modules = [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
+    edges: dict[tuple[int, int], int] = {}
+    for s, (mod, arg_names, _) in enumerate(modules):
+        types = dict(zip(arg_names, main_function(mod).body.block.args))
+        for pc, src in ios[s].recv.items():
+            edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
+    return ios, modules, edges
+
+
+def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCompilation:
+    """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
+    split over the cores its work can use, the parts folded onto the cores, each
+    core's program lowered in graph order (no list scheduling: its messages must
+    follow the one global order), its activation memory reused over time as far as
+    it needs to fit its core (docs/mesh.md, "Memory reuse"). Raises MeshFitError
+    (`lowered`) when a core's program overflows even so."""
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.core_graph import piece_name
+    from nnx.mesh.latency import fold, latency_share
+
+    width, height = tgt.mesh.width, tgt.mesh.height
+    ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    returned = list(main.body.block.last_op.operands)
+    plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, latency_share, windows=True)
+    plan, cores = fold(plan, width, height, core_memory * fill)
+    ios, modules, edges = _stage_modules(plan, main)
+    progs = {}
+    # the cores most likely to overflow first: a plan that does not fit fails early
+    for s in sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes):
+        mod, arg_names, _ = modules[s]
+        received = tuple(piece_name(pc) for pc in ios[s].recv)
+        prog = _lower_stage(mod, tgt, target, schedule=False, reuse=core_memory, received=received)
+        if prog.program.storage_bytes > core_memory:
+            big = _largest_op(plan, plan.stages[s], returned)
+            raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
+        progs[s] = prog
+    return _assemble(plan, ios, [progs[s] for s in range(len(modules))], cores, edges, tgt, fill)
 
 
 def storage_estimate(mod: ModuleOp, target: str, tgt) -> int:
@@ -341,12 +416,25 @@ def stage_key(mod: ModuleOp) -> tuple | None:
     return tuple(key)
 
 
-def _lower_stage(mod: ModuleOp, tgt, target: str):
-    """A stage's module lowered by the single-core chip passes into its program."""
-    from nnx.api import program_from_chip, run_pipeline
+def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True, reuse: int = 0,
+                 received: tuple[str, ...] = ()):
+    """A stage's module lowered by the single-core chip passes into its program
+    (`schedule=False`: in the emitted op-by-op order, no list scheduling; `reuse`
+    bytes: its intermediate buffers and `received` inputs (the messages it
+    receives) share memory over time to stay within them; the program then carries
+    `first_use`, received input -> position of the first instruction using it)."""
+    from nnx.api import program_from_chip
+    from nnx.ir_io import make_context
+    from nnx.passes.chip_allocate import FIRST_USE_ATTR, chip_programs
+    from nnx.passes.lower_to_chip import LowerToChipPass
 
-    run_pipeline(mod, f'builtin.module(lower-to-chip{{target="{target}"}})', verify_each=False)
-    return program_from_chip(mod, tgt, "core.s")
+    LowerToChipPass(target=target, schedule=schedule, reuse=bool(reuse), reuse_limit=reuse,
+                    reuse_inputs=tuple(received)).apply(make_context(), mod)
+    first = {op.sym_name.data: op.attributes[FIRST_USE_ATTR].data
+             for op in chip_programs("lower-to-mesh", mod)[0].body.block.ops if FIRST_USE_ATTR in op.attributes}
+    prog = program_from_chip(mod, tgt, "core.s")
+    prog.first_use = first
+    return prog
 
 
 def _largest_op(plan: Plan, stage: Stage, returned: list):

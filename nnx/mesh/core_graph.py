@@ -531,12 +531,23 @@ def build_stage_module(plan: Plan, main: func.FuncOp, io: StageIO, stage: int,
     """The module (`func.func @main`) of one stage, with its argument names and result
     names (graph input/output names, or piece names = message tags)."""
     b = _Builder(plan, main, io, stage)
+    sent: dict[Piece, SSAValue] = {}
+    bands: dict[Piece, list[Piece]] = {}  # piece -> its bands sent
+    for pc in io.send:
+        if len(pc) == 4:
+            bands.setdefault(pc[:3], []).append(pc)
     for i, part in plan.stages[stage].items:
         b.item(i, part, returned)
+        # a band sent is sliced as soon as its piece is computed, so that a core's
+        # sends follow its items' order (the latency schedule relies on it:
+        # nnx/mesh/latency.py)
+        for base in [q for q in bands if q in b.local]:
+            for pc in bands.pop(base):
+                sent[pc] = b.send_value(pc)
     res_names, res_vals = [], []
     for pc in sorted(io.send, key=piece_name):
         res_names.append(piece_name(pc))
-        res_vals.append(b.send_value(pc))
+        res_vals.append(sent[pc] if pc in sent else b.send_value(pc))
     for pc, name in io.outputs.items():
         res_names.append(name)
         res_vals.append(b.local[pc])

@@ -181,9 +181,19 @@ def shape(v: SSAValue) -> tuple[int, ...]:
 
 
 def op_label(op: Operation) -> str:
-    """The op's name for messages: its ONNX node name when the importer kept one."""
+    """The op's name for messages, with its ONNX node name (the importer's location,
+    or an `nnx.name` attribute) when it has one: `graph.gemm 'fc1'`."""
+    from nnx.diagnostics import name_of_loc
+
     name = op.attributes.get("nnx.name")
-    return f"{op.name} '{name.data}'" if name is not None and hasattr(name, "data") else op.name
+    node = name.data if name is not None and hasattr(name, "data") else name_of_loc(op.location)
+    return f"{op.name} '{node}'" if node else op.name
+
+
+def compute_share(cost: float, total: float, ncores: int, pack: float) -> int:
+    """Today's parts for an op of `cost` (of `total` over the graph): half its share
+    of the mesh's compute, scaled down by `pack`, at least MIN_PART_COST each."""
+    return min(int(cost / total * ncores * 0.5 / pack), int(cost // MIN_PART_COST))
 
 
 def op_cost(op: Operation) -> float:
@@ -418,14 +428,19 @@ RETURN = -1
 
 
 def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: float = 1.0,
-                   fill: float = MEMORY_FILL, returned: list[SSAValue] = ()) -> Plan:
+                   fill: float = MEMORY_FILL, returned: list[SSAValue] = (), share=None,
+                   windows: bool = False) -> Plan:
     """Split the ops and form stages (see the module docstring). `pack` scales the
     compute a stage of whole ops may take (larger: fewer, fuller stages); `fill` is
     the fraction of a core's memory a stage plans to use. A graph output that is
     split (of `returned`, the values @main returns) is assembled by an item
     (RETURN, output index), in the stage of one of its pieces when it has room; when
     one core cannot hold it, or none of its pieces' stages has room and the mesh no
-    core to spare, each piece's core writes its slice instead (`Plan.sliced_outputs`)."""
+    core to spare, each piece's core writes its slice instead (`Plan.sliced_outputs`).
+    `share(cost, total, ncores, pack)` gives the parts an op's compute asks for (a
+    schedule's choice; default `compute_share`). `windows`: a row split of a graph
+    input always loads each part's window alone (docs/mesh.md, "Inputs and outputs")."""
+    share = share or compute_share
     index = {id(op): i for i, op in enumerate(ops)}
     budget = core_memory * fill
     costs = [op_cost(op) for op in ops]
@@ -526,7 +541,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 return False
         fed = [splits[producer(v)].k for v in win_vals
                if producer(v) in splits and splits[producer(v)].axis == in_axis]
-        k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST))
+        k_compute = share(costs[i], total, ncores, pack)
         if need <= budget and not fed and (ax is None or k_compute <= 1):
             return False
         out_bytes = nbytes(op.results[0])
@@ -560,12 +575,13 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             return None
 
         # graph inputs held whole by every part; only their windows loaded when that
-        # does not fit the mesh (docs/mesh.md, "Inputs and outputs")
-        found, load_windows = fit(False), False
-        if (found is None or found[0] > ncores) and any(producer(v) is None for v in win_vals):
-            windows = fit(True)
-            if windows is not None and (found is None or windows[0] < found[0]):
-                found, load_windows = windows, True
+        # does not fit the mesh, or always with `windows` (docs/mesh.md, "Inputs and outputs")
+        reads_input = any(producer(v) is None for v in win_vals)
+        found, load_windows = (None, False) if windows and reads_input else (fit(False), False)
+        if (found is None or found[0] > ncores) and reads_input:
+            by_window = fit(True)
+            if by_window is not None and (found is None or by_window[0] < found[0]):
+                found, load_windows = by_window, True
         if found is None:
             return False
         k, bounds, parts = found
@@ -679,8 +695,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 room = budget - full_in - out_bytes
                 split_bytes = w_bytes
             k_mem = 1 if need <= budget else parts_needed(size, split_bytes, room)
-            k_compute = min(int(costs[i] / total * ncores * 0.5 / pack), int(costs[i] // MIN_PART_COST)) \
-                if combine == "concat" else 1
+            k_compute = share(costs[i], total, ncores, pack) if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if combine == "concat":  # fine enough pieces for a reduction split downstream
                 k = max(k, min(pieces_for_reduction(op, axis, budget, ncores), size))
@@ -767,6 +782,6 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)
     if fill >= FULL_CORES and not (sliced_inputs or sliced_outputs):  # whole I/O: keep the margins
         return plan_partition(ops, ncores, core_memory, pack, max(f for f in MEMORY_FILLS if f < FULL_CORES),
-                              returned)
+                              returned, share, windows)
     return Plan(list(ops), kinds, splits, stages, where, reductions, row_inputs, sliced_inputs, sliced_outputs,
                 blocks)

@@ -39,6 +39,16 @@ class CoreProgram:
     recv: dict[str, int]
     send: dict[str, list[int]]
     slices: dict[str, tuple[str, IOSlice]] = field(default_factory=dict)
+    #: received arguments whose memory the program reuses (chip-allocate `reuse`):
+    #: name -> position of the first instruction using them, SIGNAL/WAIT not counted
+    first_use: dict[str, int] = field(default_factory=dict)
+
+
+def send_instrs(tile: Tile, dsts: list[int], tag: str) -> list[Instr]:
+    """The SEND of a piece to its destination cores: one multicast SEND along the XY
+    tree (each link carries the bytes once; docs/mesh.md, "Assembly"), a unicast
+    SEND for one destination."""
+    return [noc_instr(NOC_UNIT, SEND, tile, dsts[0] if len(dsts) == 1 else list(dsts), tag)]
 
 
 def _sync(unit: str, mnemonic: str, token: str) -> Instr:
@@ -50,13 +60,35 @@ def _touches(ins: Instr, tile: Tile, writes_only: bool) -> bool:
     return any(t.space == tile.space and t.offset < tile.end and tile.offset < t.end for t in tiles)
 
 
-def _first_uses(instrs: list[Instr], tile: Tile) -> dict[str, int]:
-    """Unit -> index of its first instruction that touches `tile`."""
+def _first_uses(instrs: list[Instr], tile: Tile, start: int = 0) -> dict[str, int]:
+    """Unit -> index of its first instruction from `start` on that touches `tile`."""
     out: dict[str, int] = {}
-    for k, ins in enumerate(instrs):
+    for k in range(start, len(instrs)):
+        ins = instrs[k]
         if ins.unit not in out and _touches(ins, tile, False):
             out[ins.unit] = k
     return out
+
+
+def _last_touches(instrs: list[Instr], tile: Tile, end: int) -> dict[str, int]:
+    """Unit -> index of its last instruction before `end` that touches `tile`'s memory
+    (another buffer that had it before: reused memory)."""
+    out: dict[str, int] = {}
+    for k in range(end):
+        if _touches(instrs[k], tile, False):
+            out[instrs[k].unit] = k
+    return out
+
+
+def _position(instrs: list[Instr], ordinal: int) -> int:
+    """Index in `instrs` of the `ordinal`-th instruction that is not a SIGNAL/WAIT."""
+    seen = -1
+    for k, ins in enumerate(instrs):
+        if ins.mnemonic not in ("SIGNAL", "WAIT"):
+            seen += 1
+            if seen == ordinal:
+                return k
+    return len(instrs)
 
 
 def _last_writes(instrs: list[Instr], tile: Tile) -> dict[str, int]:
@@ -80,8 +112,10 @@ def _graph_symbol(sym, slices: dict[str, tuple[str, IOSlice]]):
 def add_messages(cp: CoreProgram) -> Program:
     """`cp.program` with its received inputs and sent outputs turned into RECV/SEND
     (see the module docstring). A RECV goes on DAU0 just before the first instruction
-    that touches its tile; every other unit that touches the tile WAITs for DAU0's
-    SIGNAL before its own first touch. A SEND goes just after the last instruction
+    that touches its tile (for memory the program reuses, `cp.first_use`: the first
+    from the argument's own first use on, after a WAIT for every other unit's last
+    touch of that memory before); every other unit that touches the tile WAITs for
+    DAU0's SIGNAL before its own first touch. A SEND goes just after the last instruction
     that writes its tile; DAU0 first WAITs for a SIGNAL from every other unit after
     its last write of the tile (units run concurrently, so the last write in program
     order need not be the last in time). A sent result no instruction writes (a
@@ -99,11 +133,18 @@ def add_messages(cp: CoreProgram) -> Program:
     late: list[Instr] = []
     for n, src in sorted(cp.recv.items()):
         recv = noc_instr(NOC_UNIT, RECV, tiles_in[n], src, n)
-        uses = _first_uses(body, tiles_in[n])
+        start = _position(body, cp.first_use[n]) if n in cp.first_use else 0
+        uses = _first_uses(body, tiles_in[n], start)
         if not uses:
             head.append(recv)
             continue
         at = before.setdefault(min(uses.values()), [])
+        if n in cp.first_use:  # reused memory: the units that had it before are done with it
+            for u, k in sorted(_last_touches(body, tiles_in[n], start).items()):
+                if u != NOC_UNIT:
+                    tok = f"mesh_free_{n}_{u}"
+                    after.setdefault(k, []).append(_sync(u, "SIGNAL", tok))
+                    at.append(_sync(NOC_UNIT, "WAIT", tok))
         at.append(recv)
         for u, k in sorted(uses.items()):
             if u != NOC_UNIT:
@@ -111,7 +152,7 @@ def add_messages(cp: CoreProgram) -> Program:
                 at.append(_sync(NOC_UNIT, "SIGNAL", tok))
                 before.setdefault(k, []).append(_sync(u, "WAIT", tok))
     for n, dsts in sorted(cp.send.items()):
-        sends = [noc_instr(NOC_UNIT, SEND, tiles_out[n], dst, n) for dst in dsts]
+        sends = send_instrs(tiles_out[n], dsts, n)
         writes = _last_writes(body, tiles_out[n])
         if not writes:
             late.extend(sends)

@@ -43,6 +43,9 @@ class FitChecker:
     target: str
     placement: str = "bisect"
     level: str = "plan"
+    #: the mesh schedule each range's program is compiled with (nnx/mesh/compile.py
+    #: SCHEDULES; the fit checks plan as `stages`)
+    schedule: str = "stages"
     ops: list[Operation] = field(init=False)
     found: dict[str, dict[Range, object]] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
@@ -69,7 +72,7 @@ class FitChecker:
             t0 = time.perf_counter()
             try:
                 memo[r] = compile_for_mesh(range_module(self.f, self.ops, *r), self.target, self.placement,
-                                           check=level)
+                                           check=level, schedule=self.schedule)
             except MeshFitError as e:
                 memo[r] = e
             self.seconds[level] = self.seconds.get(level, 0.0) + time.perf_counter() - t0
@@ -235,5 +238,6 @@ def split_until_fit(check: FitChecker, chain: Sequence[Range], rule: str, pass_n
 
 
 def _label(op: Operation) -> str:
-    name = op.attributes.get("nnx.name")
-    return f"{op.name} '{name.data}'" if name is not None and hasattr(name, "data") else op.name
+    from nnx.mesh.partition import op_label
+
+    return op_label(op)

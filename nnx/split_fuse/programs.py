@@ -127,12 +127,14 @@ def compile_chain(module: ModuleOp, target: str, strategy: str = "greedy", rule:
     return chain_compilation(settled_chain(check, chain, rule, "subgraph-split", strategy, window))
 
 
-def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: str = "greedy") -> int:
+def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: str = "greedy",
+                        schedule: str = "stages") -> int:
     """nnx-compile for a mesh target: the whole model as one mesh program when it
     fits, else a package of programs and host steps (nnx/sim/package.py); returns the
     program count. A model with outputs no program computes under their own name
     (constants, a value returned twice) is a package even with one program (its
-    manifest says where those outputs come from).
+    manifest says where those outputs come from). Every program is compiled with the
+    mesh `schedule` (nnx/mesh/compile.py SCHEDULES).
     When @main is already a chain of `graph.subgraph` ops (a `--pipeline` ending in
     `subgraph-split`/`subgraph-fuse`), that chain is kept: each subgraph is one
     program (one that does not compile is split further). Files are written all or
@@ -146,10 +148,11 @@ def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: 
     tgt = load_target(target)
     if any(isinstance(op, SubgraphOp) for op in f.body.block.ops):
         chain = presplit_chain(f, tgt, inline(f))
-        cc = chain_compilation(settled_chain(FitChecker(f, target), chain, "halve", "nnx-compile"))
+        cc = chain_compilation(settled_chain(FitChecker(f, target, schedule=schedule), chain, "halve",
+                                             "nnx-compile"))
     else:
         split = presplit(f, tgt)  # ops larger than the mesh: the whole cannot fit
-        check = FitChecker(f, target)
+        check = FitChecker(f, target, schedule=schedule)
         whole = (0, len(check.ops))
         if not split and not isinstance(check.compile(whole), MeshFitError):
             outputs, sources, host = package_outputs(f, check.ops)

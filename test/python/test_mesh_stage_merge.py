@@ -216,7 +216,7 @@ def test_row_split_cnn_merged_to_fewer_cores_matches_onnxruntime(tmp_path, monke
     unmerged = mesh_compile.plan_for_mesh
     seen = {}
 
-    def merged_plan(main, ncores, core_memory, fill=0.6, stage_storage=None, saving=1.0):
+    def merged_plan(main, ncores, core_memory, fill=0.6, stage_storage=None, saving=1.0, share=None):
         plan = unmerged(main, ncores, 524288, fill)
         returned = list(main.body.block.last_op.operands)
         edges = stage_edges(plan, returned)

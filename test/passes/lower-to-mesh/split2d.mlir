@@ -23,13 +23,11 @@
 // CHECK:      graph.global_average_pool
 // CHECK-SAME: nnx.mesh.cores = array<i64: 24, 25, 26, 27>
 
-// Relu piece r goes to part r of every chain (cores 8 + r, 12 + r, 16 + r, 20 + r).
+// Relu piece r goes to part r of every chain (cores 8 + r, 12 + r, 16 + r, 20 + r),
+// one multicast SEND.
 // ASM:      .core 4
 // ASM-NOT:  .core
-// ASM:      SEND @8:v1r0p0 <- S:{{.*}}<1x16x9x9xf32>
-// ASM-NEXT: SEND @12:v1r0p0 <- S:{{.*}}<1x16x9x9xf32>
-// ASM-NEXT: SEND @16:v1r0p0 <- S:{{.*}}<1x16x9x9xf32>
-// ASM-NEXT: SEND @20:v1r0p0 <- S:{{.*}}<1x16x9x9xf32>
+// ASM:      SEND {{ *}}@{8,12,16,20}:v1r0p0 <- S:{{.*}}<1x16x9x9xf32>
 
 // Chain 0 (cores 8-11): each part receives one relu piece and the running sum of
 // output channels 0-15 only (16 x 9 x 9, not the whole 64-channel output), adds

@@ -1,0 +1,149 @@
+"""The latency schedule (docs/mesh.md, "Schedules"): one input through the mesh as
+fast as its layers allow.
+
+Today's schedule (`stages`, nnx/mesh/compile.py) gives every op part a core of its
+own for the whole program, so an op gets the cores its share of the model's work
+buys and, with one input, the cores of one layer work while the rest wait. Here
+every op is split over as many cores as its own work can use (`latency_share`: up
+to the whole mesh, at least LATENCY_PART_COST MACs or elements per part) by the
+partitioner's rules (nnx/mesh/partition.py: rows where activations outweigh
+weights, output channels, reduction or 2-D splits where they do not), and the
+parts are *folded* onto the cores (`fold`): each core then holds weight slices of
+many layers and runs its parts layer after layer, in graph order.
+
+Folding puts part j of an op's k parts on the core at position
+`offset + j * n / k` of a snake through the mesh (consecutive positions are
+neighbours), n the cores: two row-split layers cut alike land part for part on the
+same cores, so they exchange only halo rows between neighbours; a part of different
+k reads the band of its neighbours'. A row split or a follower inherits the offset of
+the producer it reads; other ops start where the last one ended, so small ops do not
+all pile on one core. A core that the planned bytes of its parts would overflow
+passes the part on to the next position (the lowered programs' storage has the last
+word).
+
+The core graph is cyclic (core a sends to b for one layer and b to a for the next),
+which today's acyclic stage merging forbids; every core instead runs its parts in
+one global order (graph order) and its program is lowered without list scheduling,
+so its NoC instructions follow that order: a RECV of layer i waits only on SENDs of
+layers before i, which no RECV of a later layer blocks, and a SEND never waits, so
+no run can deadlock (by induction on the layer).
+
+Cost model: an op of C MACs on k parts takes about C / (k x MACs per cycle) cycles,
+the layers one after another; a part below LATENCY_PART_COST costs more in messages
+than it saves in compute, which bounds k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nnx.mesh.partition import RETURN, Plan, Stage
+
+#: the least work (MACs, or output elements) a part of an op gets under the latency
+#: schedule: 256 cycles of a 256-MAC/cycle MPU, about what sending a part its
+#: inputs costs on a 32-byte/cycle link
+LATENCY_PART_COST = float(1 << 16)
+
+
+def latency_share(cost: float, total: float, ncores: int, pack: float) -> int:
+    """Parts an op of `cost` asks for under the latency schedule: as many as its work
+    can use, up to the whole mesh (`total`, the graph's work, plays no part: layers
+    run one after another)."""
+    return min(ncores, int(cost // (LATENCY_PART_COST * pack)))
+
+
+def snake(width: int, height: int) -> list[int]:
+    """The cores along a boustrophedon through the mesh (row y left to right when y
+    is even, right to left when odd): consecutive positions are neighbours."""
+    return [y * width + (x if y % 2 == 0 else width - 1 - x) for y in range(height) for x in range(width)]
+
+
+def _producer_op(plan: Plan, i: int) -> int | None:
+    """The op whose split op i follows or reads by rows: the producer of its first
+    activation operand, if it is split."""
+    index = {id(op): n for n, op in enumerate(plan.ops)}
+    for v in plan.ops[i].operands:
+        p = index.get(id(v.owner))
+        if p is not None and p in plan.splits:
+            return p
+    return None
+
+
+def _units(plan: Plan) -> list[tuple[list[tuple[int, int | None]], float]]:
+    """What `fold` places, in stage order, with their planned bytes: every item of a
+    stage holding split op parts on its own (the partitioner may have grouped two
+    parts of one op on a stage, which would serialise them), a stage of whole ops
+    as one (their chain stays on one core)."""
+    out = []
+    for s in plan.stages:
+        if s.split:
+            out.extend(([it], s.bytes / len(s.items)) for it in s.items)
+        else:
+            out.append((list(s.items), float(s.bytes)))
+    return out
+
+
+def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
+    """The plan's op parts folded onto the width x height cores (see the module
+    docstring): a plan with one stage per used core, its items in graph order, and
+    the core of each stage. A part goes to the first position from its wanted one
+    that holds no other part of its op and whose planned bytes stay within
+    `budget`; when none has room, to the least loaded (planned bytes count an input
+    once per part that reads it, a core holds it once: the lowered programs' storage
+    decides)."""
+    from nnx.mesh.stage_merge import item_order
+
+    n = width * height
+    path = snake(width, height)
+    parts: dict[int, list[int]] = {}
+    for s in plan.stages:
+        for i, part in s.items:
+            if i != RETURN:
+                parts.setdefault(i, []).append(part or 0)
+    rank = {i: {p: r for r, p in enumerate(sorted(ps))} for i, ps in parts.items()}
+    offset: dict[int, int] = {}
+    nxt = 0
+    load = [0.0] * n
+    held: list[set[int]] = [set() for _ in range(n)]  # ops with a part on each slot
+    slot_of: dict[tuple[int, int | None], int] = {}
+    for items, nb in _units(plan):
+        i, part = next(((i, p or 0) for i, p in items if i != RETURN), (None, 0))
+        k = len(parts.get(i, ())) or 1
+        if i is not None and i not in offset:
+            p = _producer_op(plan, i) if plan.kinds[i] in ("rows", "follow") else None
+            if p is not None and p in offset:
+                offset[i] = offset[p]
+            else:
+                offset[i] = nxt
+                nxt = (nxt + k) % n
+        base = offset.get(i, nxt)
+        want = (base + (rank[i][part] if i is not None else 0) * n // k) % n
+        order = [(want + step) % n for step in range(n)]
+        slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
+        if slot is None:  # planned bytes overcount inputs parts share: the lowering decides
+            slot = min(order, key=lambda t: (i in held[t], load[t]))
+        load[slot] += nb
+        held[slot].add(i)
+        for it in items:
+            slot_of[it] = slot
+    used = sorted(set(slot_of.values()))
+    new_index = {slot: k for k, slot in enumerate(used)}
+    stages = [Stage(k, [], 0, 0.0, False) for k in range(len(used))]
+    for it, slot in slot_of.items():
+        stages[new_index[slot]].items.append(it)
+    for s in plan.stages:
+        for it in s.items:
+            st = stages[new_index[slot_of[it]]]
+            st.bytes += s.bytes // len(s.items)
+            st.cost += s.cost / len(s.items)
+            st.split = st.split or s.split
+    for st in stages:
+        st.items.sort(key=lambda it: item_order(it, plan))
+    where = {}
+    for key, s in plan.where.items():
+        if key not in slot_of:  # a reduction's result: on the stage of its last part
+            key_item = max((it for it in plan.stages[s].items if it[0] == key[0]), key=lambda it: it[1] or 0)
+            where[key] = new_index[slot_of[key_item]]
+        else:
+            where[key] = new_index[slot_of[key]]
+    return replace(plan, stages=stages, where=where), [path[slot] for slot in used]

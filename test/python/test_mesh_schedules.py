@@ -1,0 +1,222 @@
+"""The mesh schedules (docs/mesh.md, "Schedules"): the latency schedule against
+onnxruntime and against today's one-stage-per-core schedule, on small CNNs and the
+4 x 4 test mesh; nnx-compile's --objective."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import model_zoo
+from nnx import api
+from nnx.mesh.compile import compile_for_mesh
+from nnx.mesh.latency import fold, snake
+from nnx.sim.asm_mesh import read_mesh_program
+from nnx.sim.mesh_simulator import MeshSimulator
+from nnx.target import load_target
+from test_lower_to_mesh import GRAPH_PASSES, TARGET, _row_split_cnn, _run_mesh
+
+
+def _graph(path):
+    module = api.import_onnx(str(path), None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    return module
+
+
+def _check(path, feeds, tmp_path):
+    """Both schedules' outputs against onnxruntime; their (cores, cycles)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path))
+    refs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    out = {}
+    for schedule in ("stages", "latency"):
+        comp = compile_for_mesh(_graph(path), TARGET, "bisect", schedule=schedule)
+        d = tmp_path / schedule
+        d.mkdir()
+        res = _run_mesh(comp, feeds, d)
+        for name, ref in refs.items():
+            np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+        out[schedule] = (len(comp.program.cores), res.latency_cycles, comp)
+    return out
+
+
+def test_latency_schedule_spreads_tiny_resnet_and_beats_stages(tmp_path):
+    name = "tiny_resnet"
+    got = _check(model_zoo.get_model(name), model_zoo.sample_inputs(name), tmp_path)
+    (c_st, t_st, _), (c_lat, t_lat, comp) = got["stages"], got["latency"]
+    assert c_lat >= 12 and c_lat > c_st  # (nearly) every core works
+    assert t_lat < 0.8 * t_st, (t_lat, t_st)
+    # each core holds parts of several layers: the folded stages are cores
+    assert max(len({i for i, _ in s.items}) for s in comp.plan.stages) > 1
+
+
+def test_latency_schedule_row_split_cnn_matches_onnxruntime(tmp_path):
+    """Strided and padded convs, depthwise conv, pools, batch norm, a residual add
+    and an SE gate, split by rows with halos on every core, two outputs."""
+    path = tmp_path / "rows.onnx"
+    _row_split_cnn(str(path))
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 128, 128)).astype(np.float32)}
+    got = _check(path, feeds, tmp_path)
+    comp = got["latency"][2]
+    # row-split layers over the whole mesh (a core full of planned bytes passes a
+    # part on to the next, so two parts may share one)
+    plan = comp.plan
+    rows = [i for i, k in enumerate(plan.kinds) if k == "rows" and plan.splits[i].k == 16]
+    assert len(rows) >= 2
+    for i in rows:
+        assert len({plan.where[(i, j)] for j in range(16)}) >= 12
+
+
+def test_snake_visits_every_core_by_neighbours():
+    path = snake(5, 3)
+    assert sorted(path) == list(range(15))
+    for a, b in zip(path, path[1:]):
+        assert abs(a % 5 - b % 5) + abs(a // 5 - b // 5) == 1
+
+
+def test_fold_puts_parts_of_one_op_on_distinct_cores():
+    from nnx.mesh.latency import latency_share
+    from nnx.mesh.partition import plan_partition
+
+    module = _graph(model_zoo.get_model("tiny_resnet"))
+    main = next(op for op in module.ops if op.sym_name.data == "main")
+    from nnx.dialects.graph import ConstantOp
+    from xdsl.dialects import func
+
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    plan = plan_partition(ops, 16, 1 << 19, 1.0, 0.6, list(main.body.block.last_op.operands), latency_share)
+    folded, cores = fold(plan, 4, 4, 0.6 * (1 << 19))
+    assert len(set(cores)) == len(cores) == len(folded.stages)
+    for i in range(len(ops)):
+        parts = [s for (op, _), s in folded.where.items() if op == i]
+        assert len(parts) == len(set(parts))  # no two parts of an op on one core
+    # graph order on every core (the deadlock-freedom argument)
+    for s in folded.stages:
+        ops_in = [i for i, _ in s.items if i >= 0]
+        assert ops_in == sorted(ops_in)
+
+
+@pytest.mark.parametrize("objective", ["latency", "throughput"])
+def test_nnx_compile_objective(objective, tmp_path):
+    """Each objective's program against onnxruntime, one inference and every
+    inference of a stream of 4; the latency program spreads over (nearly) every
+    core, the throughput program pipelines (an inference every fewer cycles than
+    one inference takes)."""
+    import onnxruntime as ort
+
+    from nnx.tools.nnx_compile import main
+
+    name = "tiny_resnet"
+    path = str(model_zoo.get_model(name))
+    out = tmp_path / "prog.s"
+    assert main([path, "--target", TARGET, "-o", str(out), "--batch", "1", "--objective", objective]) == 0
+    feeds = model_zoo.sample_inputs(name)
+    prog = read_mesh_program(str(out))
+    one = MeshSimulator(prog, load_target(TARGET)).run(feeds)
+    stream = MeshSimulator(prog, load_target(TARGET)).run(feeds, stream=4)
+    sess = ort.InferenceSession(path)
+    for o, ref in zip(sess.get_outputs(), sess.run(None, feeds)):
+        np.testing.assert_allclose(one.outputs[o.name], ref, rtol=0, atol=1e-4)
+        for k in range(4):
+            np.testing.assert_allclose(stream.outputs[o.name][k], ref, rtol=0, atol=1e-4)
+    if objective == "latency":
+        assert len(prog.cores) >= 12
+    else:
+        assert stream.cycles_per_inference < 0.6 * one.latency_cycles
+
+
+def test_nnx_compile_bad_objective_is_one_line(tmp_path, capsys):
+    from nnx.tools.nnx_compile import main
+
+    assert main([str(model_zoo.get_model("tiny_resnet")), "--target", TARGET, "-o", str(tmp_path / "p.s"),
+                 "--batch", "1",
+                 "--objective", "speed"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--objective" in err, err
+    assert not (tmp_path / "p.s").exists()
+
+
+def test_reused_activation_memory_is_smaller_and_computes_the_same(tmp_path):
+    """lower-to-chip{reuse=true} on a CNN whose 256 KiB activations exceed the
+    default target's caches: intermediates share storage over time (chip-allocate
+    `reuse`; one that stays in a cache takes none), the dependencies then come from
+    the addresses; the program is smaller and still matches onnxruntime. With a
+    limit it keeps within it, reusing memory freed long ago first."""
+    import onnxruntime as ort
+
+    path = str(tmp_path / "rows.onnx")
+    _row_split_cnn(path)
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 128, 128)).astype(np.float32)}
+    base = "graph-fold-constants,canonicalize,graph-fuse,dce,"
+
+    def storage(opts):
+        prog = api.compile(path, None, base + f"lower-to-chip{{{opts}}}")
+        return prog, prog.program.storage_bytes
+
+    _, plain = storage("schedule=false")
+    reused, least = storage("schedule=false reuse=true")
+    assert least < 0.5 * plain, (least, plain)
+    mid = (plain + least) // 2
+    limited, within = storage(f"schedule=false reuse=true reuse-limit={mid}")
+    scheduled, _ = storage("reuse=true")
+    assert least <= within <= mid
+    refs = ort.InferenceSession(path).run(["res", "y"], feeds)
+    for prog in (reused, limited, scheduled):
+        res = api.simulate(prog, feeds)
+        for name, ref in zip(["res", "y"], refs):
+            np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+
+
+def test_latency_cores_reusing_received_memory_match_onnxruntime(tmp_path, monkeypatch):
+    """The latency schedule reuses a core's memory only as far as it must to fit;
+    forced to reuse as soon as memory is free (received messages included: each
+    RECV then waits for the units done with its memory, nnx/mesh/stitch.py), every
+    core's storage shrinks and the outputs still match onnxruntime."""
+    import onnxruntime as ort
+
+    from nnx.mesh import compile as mesh_compile
+
+    path = tmp_path / "rows.onnx"
+    _row_split_cnn(str(path))
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 128, 128)).astype(np.float32)}
+    refs = ort.InferenceSession(str(path)).run(["res", "y"], feeds)
+    tgt = load_target(TARGET)
+
+    def compiled(forced):
+        if forced:
+            lower = mesh_compile._lower_stage
+            monkeypatch.setattr(mesh_compile, "_lower_stage",
+                                lambda mod, t, target, schedule=True, reuse=0, received=():
+                                lower(mod, t, target, schedule, 1 if reuse else 0, received))
+        module = _graph(path)
+        return mesh_compile._compile_latency(mesh_compile.main_function(module), tgt, TARGET, 0.6)
+
+    plain, reused = compiled(False), compiled(True)
+    def storage(comp):
+        return sum(sec.program.storage_bytes for sec in comp.program.cores.values())
+
+    assert storage(reused) < 0.8 * storage(plain)
+    # some RECV waits for the units that used its memory before
+    assert any(ins.mnemonic == "WAIT" and (ins.token or "").startswith("mesh_free_")
+               for sec in reused.program.cores.values() for ins in sec.program.instrs)
+    res = _run_mesh(reused, feeds, tmp_path)
+    for name, ref in zip(["res", "y"], refs):
+        np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+
+
+def test_op_too_big_for_the_mesh_names_its_onnx_node(tmp_path, capsys):
+    """subgraph-split's error for one op larger than the whole mesh names the ONNX
+    node (graph.gemm 'big_gemm'), one line, nothing written."""
+    from nnx.tools.nnx_compile import main
+    from test_lower_to_mesh import _big_gemm_model
+
+    path = str(tmp_path / "big.onnx")
+    _big_gemm_model(path, 1500)
+    out = tmp_path / "prog.s"
+    pipe = f'builtin.module(graph-fold-constants,subgraph-split{{target="{TARGET}"}},lower-to-mesh{{target="{TARGET}"}})'
+    assert main([path, "--target", TARGET, "-o", str(out), "--pipeline", pipe]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "subgraph-split: op graph.gemm 'big_gemm' does not fit the whole mesh even alone" in err, err
+    assert not out.exists()
