@@ -335,7 +335,7 @@ def compile_files(
     print_ir_after_all: bool = False,
     time_passes: bool = False,
     emit_mlir: str | None = None,
-    schedule: str = "latency",
+    schedule: str = "stages",
 ) -> None:
     """What nnx-compile writes for an imported `module` (changed in place): the
     program `output` and its data file beside it. `target` is a target file (an

@@ -1,7 +1,7 @@
 """nnx-compile: ONNX model -> nnx assembly program in one step.
 
     nnx-compile MODEL.onnx -o PROG.s [--target FILE] [--input-shape NAME=DIMS ...]
-                [--batch N] [--pipeline PIPELINE] [--print-pipeline] [--objective latency|throughput]
+                [--batch N] [--pipeline PIPELINE] [--print-pipeline] [--objective stages|latency|throughput]
                 [--sparsify 'weight-threshold=0.9 ...'] [--load-pass-plugin FILE.py ...]
                 [--time-passes] [--mlir-print-ir-after-all] [--mlir-print-ir-before-all]
 
@@ -17,8 +17,9 @@ pruned MACs, docs/sparse-mapping.md). `--load-pass-plugin FILE.py` (repeatable) 
 the passes a plugin file defines available to `--pipeline` (nnx/plugins.py);
 `--time-passes` and the IR dumps are nnx-opt's.
 
-With a mesh target (docs/mesh.md) and no `--pipeline`, `--objective latency`
-(default) or `throughput` picks the mesh schedule (docs/mesh.md, "Schedules"), and a
+With a mesh target (docs/mesh.md) and no `--pipeline`, `--objective stages`
+(default: the original schedule), `latency` or `throughput` picks the mesh schedule
+(docs/mesh.md, "Schedules"), and a
 model that does not fit the mesh becomes a program package (docs/subgraph-split-fuse.md); a `--pipeline`
 ending in `subgraph-split` or `subgraph-fuse{strategy=...}` makes each of its
 subgraphs one program of the package.
@@ -40,8 +41,10 @@ PROG = "nnx-compile"
 
 #: --objective -> the mesh schedule (nnx/mesh/compile.py SCHEDULES): `latency` spreads
 #: every layer over the cores its work can use; `throughput` pipelines a stream of
-#: inputs through stages of cores sized by their share of the work
-OBJECTIVES = {"latency": "latency", "throughput": "throughput"}
+#: inputs through stages of cores sized by their share of the work; `stages` is the
+#: original schedule, the default while `latency` compiles full-size CNNs many times
+#: slower than it (docs/mesh.md, "Schedules")
+OBJECTIVES = {"stages": "stages", "latency": "latency", "throughput": "throughput"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir-print-ir-before-all", action="store_true",
                    help="print the IR to stderr before every pass")
     p.add_argument("--time-passes", action="store_true", help="print each pass's wall time to stderr")
-    p.add_argument("--objective", choices=OBJECTIVES, default="latency",
+    p.add_argument("--objective", choices=OBJECTIVES, default="stages",
                    help="mesh targets: what the schedule minimises (docs/mesh.md, \"Schedules\"): latency (one "
                         "input, default) or throughput (a stream of inputs)")
     p.add_argument("--emit-mlir", metavar="FILE", help=argparse.SUPPRESS)
