@@ -114,34 +114,13 @@ def _densenet121():
 
 
 def _resnet18():
-    """torchvision's ResNet-18 layout (basic blocks 2-2-2-2), written out here."""
-    from torch import nn
+    """torchvision's ResNet-18 layout (basic blocks 2-2-2-2, widths 64..512, 1000
+    classes): the test model zoo's ResNet-18 generator at full width (one definition
+    for tests and benchmarks)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "python"))
+    from model_zoo import _resnet18 as resnet18
 
-    class Basic(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
-            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
-            self.relu = nn.ReLU()
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            y = self.relu(self.bn1(self.conv1(x)))
-            y = self.bn2(self.conv2(y))
-            return self.relu(y + (x if self.down is None else self.down(x)))
-
-    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
-    cin = 64
-    for width, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-        for i in range(2):
-            layers.append(Basic(cin, width, stride if i == 0 else 1))
-            cin = width
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1000)]
-    return nn.Sequential(*layers)
+    return resnet18(64, classes=1000)
 
 
 def get(name: str) -> Path:
