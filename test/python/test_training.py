@@ -145,7 +145,7 @@ def test_api_train_matches_the_tool(tmp_path):
     assert json.loads((tmp_path / "r.json").read_text())["losses"] == res.losses
 
 
-def test_forward_masks_keep_the_values_and_lower_the_peak(tmp_path):
+def test_forward_masks_keep_the_values_and_no_longer_lower_the_peak(tmp_path):
     # graph-autodiff{forward-masks=true}: the Relu masks move right after their
     # forward producers; every result is bit-identical
     from cnn_steps import bn_cnn_step
