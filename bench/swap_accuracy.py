@@ -111,13 +111,18 @@ def run_pass(module, spec: str):
     return m, None
 
 
-def peak(module, target) -> int:
+def timeline(module, target):
+    """The device-memory model's timeline of `module`'s step on `target`."""
     from nnx.graph_costs import block_timeline
     from nnx.interp.interpreter import find_function
     from nnx.memory_timeline import simulate
 
     bt = block_timeline(find_function(module).body.block, target)
-    return simulate(bt.ops, bt.values, bt.units).peak_bytes
+    return simulate(bt.ops, bt.values, bt.units)
+
+
+def peak(module, target) -> int:
+    return timeline(module, target).peak_bytes
 
 
 def autodiff(module, optimizer: str, options: str = ""):
@@ -207,9 +212,10 @@ def digits_runs(steps: int, target_file: str) -> None:
     print(f"digits CNN {LAYERS} on {HW}x{HW}, batch {BATCH}, {steps} steps, momentum lr 0.05; "
           f"no-swap peak {base_peak} B on {target.name} (graph-autodiff{{{masks_fwd.strip()}}}: "
           f"{peak(steps_of[masks_fwd][0], target)} B); B and every peak ratio are against {base_peak} B")
-    print("| plan | B | peak / no-swap | compressed | one-step grad error | first loss | final loss "
-          "(last 30) | held-out loss | held-out accuracy | s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    base_cycles = timeline(steps_of[""][0], target).cycles
+    print("| plan | B | peak / no-swap | step cycles / no-swap | compressed | one-step grad error | first loss | "
+          "final loss (last 30) | held-out loss | held-out accuracy | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     # (name, B, pass pipeline or None, graph-autodiff options, batch-order seed)
     runs = [("no swap", "-", None, "", 0)]
     # the spread of training itself: the same step with other batch orders
@@ -230,7 +236,7 @@ def digits_runs(steps: int, target_file: str) -> None:
             err = err or err_g
             if s is None or g is None:
                 print(f"| {name} | {frac} | no plan fits: {err.split('lowest peak found')[-1].strip(' )')} "
-                      f"lowest | | | | | | | |", flush=True)
+                      f"lowest | | | | | | | | |", flush=True)
                 continue
         gerr = grad_error(ref, api.interpret(g, feeds))
         res = api.train(s, train_data, steps, test, seed=seed)
@@ -238,8 +244,8 @@ def digits_runs(steps: int, target_file: str) -> None:
         acc = held_out_accuracy(forward, res.params, test)
         if base is None:
             base = (final, res.eval_loss, acc)
-        ratio = peak(s, target) / base_peak
-        print(f"| {name} | {frac} | {ratio:.3f} | {compressed(s)} | {gerr:.2e} | {res.losses[0]:.4f} | "
+        tl = timeline(s, target)
+        print(f"| {name} | {frac} | {tl.peak_bytes / base_peak:.3f} | {tl.cycles / base_cycles:.3f} | {compressed(s)} | {gerr:.2e} | {res.losses[0]:.4f} | "
               f"{final:.4f} ({final / base[0]:.2f}x) | {res.eval_loss:.4f} ({res.eval_loss / base[1]:.2f}x) | "
               f"{acc:.3f} ({100 * (acc - base[2]):+.1f} pt) | {time.perf_counter() - t0:.0f} |", flush=True)
 

@@ -2,7 +2,7 @@
 
     swap-insert{memory-budget=BYTES target=FILE}
     swap-insert{memory-budget=BYTES policy=seed|nnx mode=swap|compress|both|auto
-                dtype=f16|bf16|i8|auto target=FILE}
+                dtype=f16|bf16|i8|auto target=FILE stall=true|false}
     swap-insert{th-tts=T th-size=BYTES max-n=N mode=swap|compress|both dtype=f16|bf16|i8
                 target=FILE timing=asap|schedule serialize=true|false}
 
@@ -49,7 +49,9 @@ peak fits B; when none fits it is an error naming the lowest peak found.
 
 `policy=nnx` (needs `memory-budget`; the default with one) plans from the simulated
 schedule instead (`nnx.passes.swap_plan`: idle windows, a per-tensor choice of mode
-by cost, a greedy on the peak, restorations timed as late as possible on the link);
+by cost, a greedy on the peak, restorations timed as late as possible on the link,
+and, below the floor of round trips that fit their idle windows, round trips that
+stall the step unless `stall=false`);
 `mode=auto` lets it choose swap, compress or both per tensor, `dtype=auto` between
 the f16 and the i8 plan (the one with fewer simulated cycles; f16 on a tie). When no
 plan fits it is an error naming the lowest peak found.
@@ -193,7 +195,8 @@ def _groups(cs: list[Candidate], gap: int) -> list[list[Candidate]]:
 
 def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: str, dtype: str,
            bt, prefetch: Callable[[int, int, int], Operation | None] | None = None,
-           serialize: bool = True, chain: bool = True, scales: str = "tensor") -> int:
+           serialize: bool = True, chain: bool = True, scales: str = "tensor",
+           hold: dict[SSAValue, Operation] | None = None) -> int:
     """Insert reductions, restorations and control edges for `chosen` (steps 3-4);
     returns the number of restorations. `bt` is the block's `BlockTiming` (only its
     `ops` are read when `prefetch` is given). Consumers of one tensor whose TRTs lie more
@@ -203,7 +206,10 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
     time before the consumer by the timing; None: no prefetch edge); it must come
     before the consumer in the block. `serialize`: the reduction -> next-reader
     edges; `chain`: the edges between consecutive restorations; `scales`: the i8
-    scale granularity (nnx/compression.py)."""
+    scale granularity (nnx/compression.py); `hold`: per reduced value, an op that
+    waits for its reduction to finish (a control edge: the tensor is gone while that
+    op runs, at the cost of a stall; docs/tensor-timing-and-swapping.md, "Plans that
+    stall")."""
     from nnx.dialects.graph_memory import CompressOp, DecompressOp, SwapInOp, SwapOutOp
     from nnx.graph_costs import op_unit_cycles
 
@@ -241,6 +247,8 @@ def insert(block: Block, target, chosen: list[Candidate], group_gap: int, mode: 
         nxt = _next_consumer(producer, ops, pos, far)
         if nxt is not None and serialize:
             _add_after(nxt, last_red.results[0])
+        if hold is not None and v in hold:
+            _add_after(hold[v], last_red.results[0])
         # restorations, one per far consumer group
         for group in _groups(cs, group_gap):
             first = ops[group[0].consumer]
@@ -406,16 +414,17 @@ def plan_choices(mode: str, dtype: str) -> list[tuple[tuple[str, ...], str]]:
     return out
 
 
-def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy=None):
+def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy=None, stall: bool = True):
     """`policy=nnx`: of the plans of `swap_plan.plan_reductions` for `plan_choices`,
     the one with the fewest simulated cycles that fits (the earlier on a tie), or
     the result with the lowest peak when none fits. `accuracy`: a
-    `swap_plan.Accuracy` (default: its defaults)."""
+    `swap_plan.Accuracy` (default: its defaults); `stall`: allow plans that stall
+    (`swap_plan` step 5)."""
     from nnx.passes.swap_plan import Accuracy, plan_reductions
 
     best = None
     for modes, dt in plan_choices(mode, dtype):
-        r = plan_reductions(func, target, budget, modes, dt, accuracy=accuracy or Accuracy())
+        r = plan_reductions(func, target, budget, modes, dt, accuracy=accuracy or Accuracy(), stall=stall)
         if r.reductions is None:
             if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
                 best = r
@@ -424,11 +433,11 @@ def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy
     return best
 
 
-def apply_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy=None):
+def apply_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy=None, stall: bool = True):
     """Plan (`best_plan`) and insert into `func`; PassError when nothing fits."""
     from nnx.passes.swap_plan import emit
 
-    r = best_plan(func, target, budget, mode, dtype, accuracy)
+    r = best_plan(func, target, budget, mode, dtype, accuracy, stall)
     if r.reductions is None:
         raise PassError(
             f"swap-insert: no plan fits memory-budget={budget} in @{func.sym_name.data} with "
@@ -460,6 +469,7 @@ class SwapInsertPass(ModulePass):
     exact_forward: bool = True
     max_grad_error: int | float = 0.05
     report: str = ""
+    stall: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.compression import check_scales
@@ -485,7 +495,7 @@ class SwapInsertPass(ModulePass):
 
     def _apply_func(self, f: FuncOp, target, opts: ResolvedOptions, accuracy) -> None:
         if opts.policy == "nnx":
-            apply_plan(f, target, self.memory_budget, opts.mode, opts.dtype, accuracy)
+            apply_plan(f, target, self.memory_budget, opts.mode, opts.dtype, accuracy, self.stall)
             return
         th = Thresholds(self.th_tts, self.th_size, self.max_n, self.serialize, self.timing)
         if self.memory_budget:

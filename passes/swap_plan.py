@@ -32,6 +32,16 @@ works from the simulated schedule instead:
    edge comes from the latest op before the reader in block order whose simulated
    finish is at most that start. A decompression alone has no prefetch edge: it sits
    right before its reader in block order, and the VPU runs its ops in that order.
+5. **Plans that stall.** When no tensor's round trip fits its idle window any more
+   and the peak is still above the budget, the greedy goes on with round trips that
+   do not fit (`stall_offers`). For a tensor whose window spans the peak time, the op
+   running at the peak (`hold_op`) waits for the reduction to finish (`free_by`) and
+   the restoration waits for that op (`hold`): the step is slower (the simulated
+   cycles say by how much), but the tensor is gone at the peak. A tensor already
+   reduced whose reduction is still pending at the peak (its copy queued behind
+   others on the link) gets the same edge, and a compressed one may also swap its
+   compressed copy out (mode `both`). Offers are ranked by bytes freed per cycle of
+   their round trip, link cycles counted in full.
 
 `plan_reductions` returns the plan; `emit` inserts it into a block (it reuses
 `swap_insert.insert`, so the new ops and edges are those of the original method).
@@ -41,7 +51,7 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
@@ -91,6 +101,12 @@ class Reduction:
     mode: str
     dtype: str = "f16"
     scales: str = "tensor"
+    hold: int | None = None
+    """Step 5: the block index of the op the restoration waits for (None: timed by
+    step 4)."""
+    free_by: int | None = None
+    """Step 5: the block index of the op that waits for the reduction to finish
+    (None: no such edge)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +140,8 @@ class PlanResult:
     """The schedule `emit` placed the prefetch edges of `reductions` by."""
     dtype: str = "f16"
     """The compressed element type the plan was made (and is emitted) with."""
+    stalled: int = 0
+    """Reductions of step 5 (round trips that do not fit their idle window)."""
 
 
 def idle_windows(ops: list[Operation], cands, start: list[int], finish: list[int],
@@ -210,7 +228,7 @@ def emit(block, target, plan: list[Reduction], start: list[int], finish: list[in
 
     ops = [op for op in block.ops if op.next_op is not None]
     # as late as possible on the host-to-device link, backwards from the readers
-    linked = sorted((r for r in plan if r.mode != "compress"),
+    linked = sorted((r for r in plan if r.mode != "compress" and r.hold is None),
                     key=lambda r: -start[min(i for i, _ in r.far)])
     link_free = None
     want: dict[tuple[int, int], int] = {}
@@ -222,6 +240,7 @@ def emit(block, target, plan: list[Reduction], start: list[int], finish: list[in
         want[(r.producer, r.result)] = end - c.link_in
         link_free = end - c.link_in
     timed = [i for i, op in enumerate(ops) if op.results and _has_unit(target, op)]
+    hold_at = {(r.producer, r.result): ops[r.hold] for r in plan if r.hold is not None}
     kinds = sorted({(r.mode, r.dtype, r.scales) for r in plan},
                    key=lambda k: (("compress", "swap", "both").index(k[0]), k[1], k[2]))
     for mode, dtype, scales in kinds:
@@ -229,9 +248,13 @@ def emit(block, target, plan: list[Reduction], start: list[int], finish: list[in
         key_of = {(min(i for i, _ in r.far), r.producer): (r.producer, r.result) for r in chosen}
         cands = [Candidate(i, k, ops[r.producer].results[r.result], r.nbytes, 0, start[i])
                  for r in chosen for i, k in r.far]
+        free = {ops[r.producer].results[r.result]: ops[r.free_by] for r in chosen if r.free_by is not None}
 
         def prefetch(consumer: int, _cycles: int, producer: int, _key_of=key_of) -> Operation | None:
-            by = want.get(_key_of.get((consumer, producer)))
+            key = _key_of.get((consumer, producer))
+            if key in hold_at:
+                return hold_at[key]
+            by = want.get(key)
             if by is None:
                 return None
             for i in reversed(timed):
@@ -242,7 +265,7 @@ def emit(block, target, plan: list[Reduction], start: list[int], finish: list[in
             return None
 
         insert(block, target, cands, 1 << 62, mode, dtype, SimpleNamespace(ops=ops), prefetch=prefetch,
-               serialize=False, chain=False, scales=scales)
+               serialize=False, chain=False, scales=scales, hold=free)
 
 
 def _cost(target, ops: list[Operation], r: Reduction) -> ModeCost:
@@ -274,6 +297,63 @@ def forward_ops(func: FuncOp, ops: list[Operation]) -> frozenset[int]:
     return frozenset(seen)
 
 
+def stall_offers(target, ops: list[Operation], plan: list[Reduction], exact: dict, lossy: dict,
+                 modes: tuple[str, ...], lossy_dtype: str, dtype: str, scales: str, times, tp: int) -> list:
+    """Step 5's offers at the peak time `tp`, one per tensor whose idle window spans
+    it, as (score, reduction, cost): a tensor not yet reduced, in its best mode
+    (lossy modes only while `lossy_dtype` is not empty), or one of `plan` made to
+    free its bytes by the op at the peak, compressions possibly swapped as well
+    (mode `both`; cost `freed`: the bytes freed beyond what the plan frees now).
+    Each reduction gets `hold` and `free_by`: the op `hold_op` picks."""
+    start = times[0]
+    planned = {(r.producer, r.result): r for r in plan}
+    offers = []
+    for key in exact.keys() | lossy.keys():
+        now = planned.get(key)
+        choices = []
+        for m in modes:
+            if now is not None and m != now.mode and not (now.mode == "compress" and m == "both"):
+                continue
+            w = exact.get(key) if m == "swap" else lossy.get(key)
+            if w is None or not (w.begin < tp < w.end):
+                continue
+            h = hold_op(*times, tp, key[0], w.first_far)
+            if h is None:
+                continue
+            if now is None:
+                d = dtype if m == "swap" else lossy_dtype
+                if not d:
+                    continue
+                choices.append(Reduction(key[0], key[1], w.far, w.nbytes, m, d, scales if d == "i8" else "tensor",
+                                         hold=h, free_by=h))
+            elif m != now.mode:
+                choices.append(replace(now, mode=m, hold=h, free_by=h))
+            elif now.free_by is None or start[h] < start[now.free_by]:
+                choices.append(replace(now, free_by=h))
+        best = None
+        for r in choices:
+            c = _cost(target, ops, r)
+            if now is not None:
+                c = replace(c, freed=c.freed - (_cost(target, ops, now).freed if r.mode != now.mode else 0))
+            score = c.freed / (c.vpu_out + c.vpu_in + c.link_out + c.link_in + 1)
+            if c.freed > 0 and (best is None or score > best[0]):
+                best = (score, r, c)
+        if best is not None:
+            offers.append(best)
+    return offers
+
+
+def hold_op(start: list[int], finish: list[int], tp: int, after: int, before: int) -> int | None:
+    """Step 5's `hold`: of the ops with block index strictly between `after` (the
+    producer) and `before` (the first far reader), the one running at time `tp` (the
+    peak) that finishes first, or else the first to start after it; None when no op
+    lies between or all have finished by `tp`."""
+    running = [i for i in range(after + 1, before) if finish[i] > tp]
+    if not running:
+        return None
+    return min(running, key=lambda i: (max(start[i], tp), finish[i], i))
+
+
 def _has_unit(target, op: Operation) -> bool:
     from nnx.graph_costs import op_unit_cycles
 
@@ -282,10 +362,10 @@ def _has_unit(target, op: Operation) -> bool:
 
 def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], dtype: str,
                     link_share: float = 0.8, link_weight: float = 0.005,
-                    max_rounds: int = 60, accuracy: Accuracy = Accuracy()) -> PlanResult:
+                    max_rounds: int = 150, accuracy: Accuracy = Accuracy(), stall: bool = True) -> PlanResult:
     """Steps 1-4: the reductions whose simulated peak fits `budget`, choosing for
     each tensor one of `modes` (see the module docstring), compressing to `dtype`
-    within the bounds of `accuracy`."""
+    within the bounds of `accuracy`; step 5 only with `stall`."""
     from nnx.compression import UNIT_ROUNDOFF
     from nnx.graph_costs import block_timeline
     from nnx.memory_timeline import simulate
@@ -325,6 +405,7 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
         return res
     plan: list[Reduction] = []
     chosen: set[tuple[int, int]] = set()
+    stalling = False  # step 5
     for rnd in range(max_rounds):
         res.rounds = rnd + 1
         tp, excess = tl.peak_time, tl.peak_bytes - budget
@@ -334,9 +415,10 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
         linked_before = sum(_cost(target, base_ops, r).link_out for r in plan if r.mode != "compress")
         err2 = estimated_error([r.dtype for r in plan if r.mode != "swap"]) ** 2
         offers = []
-        for key in exact.keys() | lossy.keys():
-            if key in chosen:
-                continue
+        if stalling:
+            offers = stall_offers(target, base_ops, plan, exact, lossy, modes, lossy_dtype(err2) or "", dtype,
+                                  scales, times, tp)
+        for key in (exact.keys() | lossy.keys()) - chosen if not stalling else ():
             best = None
             for m in modes:
                 w = exact.get(key) if m == "swap" else lossy.get(key)
@@ -355,13 +437,21 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
             if best is not None:
                 offers.append(best)
         if not offers:
-            break
+            if stalling or not stall:
+                break
+            stalling = True
+            continue
         offers.sort(key=lambda o: (-o[0], o[1].producer, o[1].result))
         freed = 0
         for _, r, c in offers:
             if freed >= excess:
                 break
-            if c.link_out:
+            key = (r.producer, r.result)
+            if key in chosen:  # step 5: a reduction already chosen, now with a stall
+                plan = [r if (q.producer, q.result) == key else q for q in plan]
+                freed += c.freed
+                continue
+            if c.link_out and not stalling:
                 if linked_before + c.link_out > link_share * tp:
                     continue
                 linked_before += c.link_out
@@ -370,7 +460,7 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
                 if d is None:
                     continue
                 if d != r.dtype:
-                    r = Reduction(r.producer, r.result, r.far, r.nbytes, r.mode, d, "tensor")
+                    r = replace(r, dtype=d, scales="tensor")
                     c = _cost(target, base_ops, r)
                 err2 += UNIT_ROUNDOFF[d] ** 2
             plan.append(r)
@@ -384,4 +474,5 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
             break
     for r in plan:
         res.modes[r.mode] = res.modes.get(r.mode, 0) + 1
+    res.stalled = sum(r.free_by is not None for r in plan)
     return res
