@@ -61,6 +61,10 @@ DEFAULT_MAX_GRAD_ERROR = 0.05
 tensors in i8 (1/254 each), every tensor of the plans measured in bench/swap.py."""
 
 
+STALL_PATIENCE = 12
+"""Step 5 stops after this many rounds in a row that do not lower the lowest peak."""
+
+
 @dataclass(frozen=True)
 class Accuracy:
     """What a plan may do to the values (docs/tensor-timing-and-swapping.md,
@@ -406,6 +410,7 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
     plan: list[Reduction] = []
     chosen: set[tuple[int, int]] = set()
     stalling = False  # step 5
+    stale = 0  # step 5's rounds since the lowest peak last went down
     for rnd in range(max_rounds):
         res.rounds = rnd + 1
         tp, excess = tl.peak_time, tl.peak_bytes - budget
@@ -468,6 +473,10 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
             freed += c.freed
         used = times
         tl, times = run(plan, times)
+        if stalling:
+            stale = 0 if tl.peak_bytes < res.lowest_peak else stale + 1
+            if stale > STALL_PATIENCE:
+                break
         res.lowest_peak = min(res.lowest_peak, tl.peak_bytes)
         if tl.peak_bytes <= budget:
             res.reductions, res.peak, res.cycles, res.times = plan, tl.peak_bytes, tl.cycles, used
