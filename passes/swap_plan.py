@@ -42,6 +42,14 @@ works from the simulated schedule instead:
    others on the link) gets the same edge, and a compressed one may also swap its
    compressed copy out (mode `both`). Offers are ranked by bytes freed per cycle of
    their round trip, link cycles counted in full.
+6. **The synchronous plan.** When step 5 ends above the budget too (the peak hops
+   between the copies queued in the forward pass and the restorations of the
+   backward pass), every tensor with an idle window is reduced and waited for at
+   once (`synchronous_plan`: the op after its producer waits for the reduction, the
+   restoration waits for the op before its first restored reader), which brings the
+   peak down to one op's working set plus what cannot move; then, the costliest
+   first, each reduction is dropped, or else no longer waited for by the op after
+   its producer, when the plan still fits without it (`PRUNE_TRIES`).
 
 `plan_reductions` returns the plan; `emit` inserts it into a block (it reuses
 `swap_insert.insert`, so the new ops and edges are those of the original method).
@@ -51,7 +59,7 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
@@ -63,6 +71,9 @@ tensors in i8 (1/254 each), every tensor of the plans measured in bench/swap.py.
 
 STALL_PATIENCE = 12
 """Step 5 stops after this many rounds in a row that do not lower the lowest peak."""
+
+PRUNE_TRIES = 60
+"""Step 6 simulates at most this many relaxations of the synchronous plan."""
 
 
 @dataclass(frozen=True)
@@ -302,7 +313,8 @@ def forward_ops(func: FuncOp, ops: list[Operation]) -> frozenset[int]:
 
 
 def stall_offers(target, ops: list[Operation], plan: list[Reduction], exact: dict, lossy: dict,
-                 modes: tuple[str, ...], lossy_dtype: str, dtype: str, scales: str, times, tp: int) -> list:
+                 modes: tuple[str, ...], lossy_dtype: str, dtype: str, scales: str, times, tp: int,
+                 waits: list[bool]) -> list:
     """Step 5's offers at the peak time `tp`, one per tensor whose idle window spans
     it, as (score, reduction, cost): a tensor not yet reduced, in its best mode
     (lossy modes only while `lossy_dtype` is not empty), or one of `plan` made to
@@ -321,7 +333,7 @@ def stall_offers(target, ops: list[Operation], plan: list[Reduction], exact: dic
             w = exact.get(key) if m == "swap" else lossy.get(key)
             if w is None or not (w.begin < tp < w.end):
                 continue
-            h = hold_op(*times, tp, key[0], w.first_far)
+            h = hold_op(*times, tp, key[0], w.first_far, waits)
             if h is None:
                 continue
             if now is None:
@@ -347,12 +359,41 @@ def stall_offers(target, ops: list[Operation], plan: list[Reduction], exact: dic
     return offers
 
 
-def hold_op(start: list[int], finish: list[int], tp: int, after: int, before: int) -> int | None:
+def synchronous_plan(exact: dict, lossy: dict, modes: tuple[str, ...], dtype: str, scales: str,
+                     lossy_dtype, waits: list[bool]) -> list[Reduction]:
+    """Step 6: a reduction of every tensor with an idle window, in the mode that
+    frees most (`both`, else `swap`, else `compress`, as `modes` allow; lossy modes
+    while `lossy_dtype(err2)` admits a dtype for the plan's estimated error so far),
+    each waited for by the op after its producer (`free_by`) and restored after the
+    op before its first restored reader (`hold`); `waits[i]`: op i can take a
+    control edge."""
+    from nnx.compression import UNIT_ROUNDOFF
+
+    plan: list[Reduction] = []
+    err2 = 0.0
+    for key in sorted(exact.keys() | lossy.keys()):
+        for m in ("both", "swap", "compress"):
+            w = exact.get(key) if m == "swap" else lossy.get(key)
+            d = dtype if m == "swap" else lossy_dtype(err2)
+            between = [i for i in range(key[0] + 1, w.first_far) if waits[i]] if w is not None else []
+            if m not in modes or d is None or len(between) < 2:
+                continue
+            plan.append(Reduction(key[0], key[1], w.far, w.nbytes, m, d, scales if d == "i8" else "tensor",
+                                  hold=between[-1], free_by=between[0]))
+            if m != "swap":
+                err2 += UNIT_ROUNDOFF[d] ** 2
+            break
+    return plan
+
+
+def hold_op(start: list[int], finish: list[int], tp: int, after: int, before: int,
+            waits: list[bool] | None = None) -> int | None:
     """Step 5's `hold`: of the ops with block index strictly between `after` (the
     producer) and `before` (the first far reader), the one running at time `tp` (the
     peak) that finishes first, or else the first to start after it; None when no op
-    lies between or all have finished by `tp`."""
-    running = [i for i in range(after + 1, before) if finish[i] > tp]
+    lies between or all have finished by `tp`. `waits[i]` (default: all true): op i
+    can take a control edge."""
+    running = [i for i in range(after + 1, before) if finish[i] > tp and (waits is None or waits[i])]
     if not running:
         return None
     return min(running, key=lambda i: (max(start[i], tp), finish[i], i))
@@ -380,6 +421,7 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
     base_ops = [op for op in base_block.ops if op.next_op is not None]
     forward = forward_ops(func, base_ops) if accuracy.exact_forward else frozenset()
     scales = accuracy.scales if dtype == "i8" else "tensor"
+    waits = [hasattr(op, "after") for op in base_ops]  # ops that take control edges
 
     def run(plan: list[Reduction], times):
         clone = func.clone()
@@ -402,6 +444,7 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
         return None
 
     tl, times = run([], None)
+    base_times = times
     res = PlanResult(None, tl.peak_bytes, tl.cycles, tl.peak_bytes, tl.cycles, lowest_peak=tl.peak_bytes,
                      dtype=dtype)
     if tl.peak_bytes <= budget:
@@ -422,7 +465,7 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
         offers = []
         if stalling:
             offers = stall_offers(target, base_ops, plan, exact, lossy, modes, lossy_dtype(err2) or "", dtype,
-                                  scales, times, tp)
+                                  scales, times, tp, waits)
         for key in (exact.keys() | lossy.keys()) - chosen if not stalling else ():
             best = None
             for m in modes:
@@ -481,7 +524,29 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
         if tl.peak_bytes <= budget:
             res.reductions, res.peak, res.cycles, res.times = plan, tl.peak_bytes, tl.cycles, used
             break
-    for r in plan:
+    if res.reductions is None and stall:
+        exact = {w.key: w for w in idle_windows(base_ops, cands, *base_times)}
+        lossy = ({w.key: w for w in idle_windows(base_ops, cands, *base_times, near_only=forward)}
+                 if forward else exact)
+        plan = synchronous_plan(exact, lossy, modes, dtype, scales, lossy_dtype, waits)
+        tl, _ = run(plan, base_times)
+        res.lowest_peak = min(res.lowest_peak, tl.peak_bytes)
+        if tl.peak_bytes <= budget:
+            costs = {(r.producer, r.result): sum(astuple(_cost(target, base_ops, r))[:4]) for r in plan}
+            tries = 0
+            for key in sorted(costs, key=lambda k: -costs[k]):
+                r = next(q for q in plan if (q.producer, q.result) == key)
+                for relaxed in (None, replace(r, free_by=None)):  # drop it, or let the producer's successors run on
+                    if tries == PRUNE_TRIES:
+                        break
+                    tries += 1
+                    other = [relaxed if q is r else q for q in plan if q is not r or relaxed is not None]
+                    t2, _ = run(other, base_times)
+                    if t2.peak_bytes <= budget:
+                        plan, tl = other, t2
+                        break
+            res.reductions, res.peak, res.cycles, res.times = plan, tl.peak_bytes, tl.cycles, base_times
+    for r in res.reductions if res.reductions is not None else plan:
         res.modes[r.mode] = res.modes.get(r.mode, 0) + 1
-    res.stalled = sum(r.free_by is not None for r in plan)
+    res.stalled = sum(r.hold is not None for r in res.reductions or plan)
     return res

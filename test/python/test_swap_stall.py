@@ -61,3 +61,32 @@ def test_a_third_of_the_peak_fits_by_stalling_and_keeps_the_forward_pass_exact()
         if k.startswith("grad_"):
             scale = float(np.max(np.abs(ref[k])))
             assert float(np.max(np.abs(got[k] - ref[k]))) <= 0.05 * scale, k
+
+
+def test_a_step_under_a_stalling_plan_trains_as_without_swaps(tmp_path):
+    # training judged by training: a BatchNorm CNN on sklearn's digits, 120 momentum
+    # steps, without swaps and with the default plan at a third of its peak (which
+    # needs stalls); both train (final loss below a fifth of the first), and the
+    # plan's final and held-out losses are within 10 % or 0.05 of the no-swap run's
+    from nnx import api
+    from nnx.pipeline import PassFailure
+    from cnn_steps import bn_cnn_step
+
+    datasets = pytest.importorskip("sklearn.datasets")
+    d = datasets.load_digits()
+    x = d.images.astype(np.float32)[:, None] / 16.0
+    y = d.target.astype(np.int64)
+    train, test = {"input": x[:1500], "labels": y[:1500]}, {"input": x[1500:], "labels": y[1500:]}
+    _, step = bn_cnn_step(tmp_path, [(16, 1)] * 6, 32, optimizer="momentum", lr=0.05)
+    budget = _peak(step) // 3
+    with pytest.raises(PassFailure, match="no plan fits"):
+        api.run_pipeline(step.clone(), f'swap-insert{{memory-budget={budget} target="{_v100()}" stall=false}}')
+    planned = api.run_pipeline(step.clone(), f'swap-insert{{memory-budget={budget} target="{_v100()}"}}')
+    assert _peak(planned) <= budget
+    runs = [api.train(s, train, 120, test, seed=0) for s in (step, planned)]
+    for r in runs:
+        assert np.mean(r.losses[-20:]) < 0.2 * r.losses[0]
+    (base, got) = runs
+    final0, final1 = np.mean(base.losses[-20:]), np.mean(got.losses[-20:])
+    assert abs(final1 - final0) <= max(0.1 * final0, 0.05)
+    assert abs(got.eval_loss - base.eval_loss) <= max(0.1 * base.eval_loss, 0.05)
