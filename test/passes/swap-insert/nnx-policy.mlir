@@ -5,9 +5,11 @@
 // next-reader serialization edge, no chain between restorations. Default target.
 
 // @f has no backward pass (no `loss` result): every reader is a forward reader, so
-// the default plan may only swap (exact) and does not fit; `exact-forward=false`
-// lets a compressed copy feed them, as the planner did before.
-// RUN: not nnx-opt %s -p 'swap-insert{memory-budget=1300000}' 2>&1 | FileCheck %s --check-prefix=EXACT
+// the default plan may only swap (exact); no swap fits its idle window, so without
+// stalls nothing fits, and with them (the default) the plan's swaps are waited for;
+// `exact-forward=false` lets a compressed copy feed them, as the planner did before.
+// RUN: not nnx-opt %s -p 'swap-insert{memory-budget=1300000 stall=false}' 2>&1 | FileCheck %s --check-prefix=EXACT
+// RUN: nnx-opt %s -p 'swap-insert{memory-budget=1300000}' | FileCheck %s --check-prefix=STALL
 // RUN: nnx-opt %s -p 'swap-insert{memory-budget=1300000 exact-forward=false}' | FileCheck %s --check-prefix=DEFAULT
 // RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=auto exact-forward=false}' | FileCheck %s --check-prefix=DEFAULT
 // RUN: nnx-opt %s -p 'swap-insert{policy=nnx memory-budget=1300000 mode=auto dtype=f16 exact-forward=false}' | FileCheck %s --check-prefix=AUTO
@@ -18,6 +20,23 @@
 // RUN: not nnx-opt %s -p 'swap-insert{memory-budget=1300000 policy=seed mode=compress}' 2>&1 | FileCheck %s --check-prefix=SEED-FAILS
 
 // EXACT: error: 'func.func' op swap-insert: no plan fits memory-budget=1300000 in @f with policy=nnx mode=auto dtype=auto
+
+// With stalls (docs/tensor-timing-and-swapping.md, "Plans that stall"): %a and %b go
+// to the host whole (exact), and each comes back only after the op before its
+// reader (the synchronous plan's restoration; the reader waits for the link). The
+// edges that made the ops after the producers wait for the copies were dropped:
+// the plan fits without them.
+// STALL-LABEL: func.func @f
+// STALL:       %a = graph.relu(%x)
+// STALL-NEXT:  %[[HA:.*]] = graph.swap_out(%a) :
+// STALL-NEXT:  %b = graph.sigmoid(%a) :
+// STALL-NEXT:  %[[HB:.*]] = graph.swap_out(%b) :
+// STALL-NEXT:  %c = graph.tanh(%b) :
+// STALL:       %g = graph.add(%f, %c) :
+// STALL-NEXT:  %[[IB:.*]] = graph.swap_in(%[[HB]]) after(%g : tensor<256x256xf32>)
+// STALL-NEXT:  %h = graph.add(%g, %[[IB]]) :
+// STALL-NEXT:  %[[IA:.*]] = graph.swap_in(%[[HA]]) after(%h : tensor<256x256xf32>)
+// STALL-NEXT:  %y = graph.add(%h, %[[IA]]) :
 
 // With a memory budget, swap-insert is the planner with mode=auto and dtype=auto
 // (the same as spelling the three out, third RUN line): the fastest plan of the f16
