@@ -269,13 +269,16 @@ def default_plan_meets(func, target, budget: int, slowdown: float | None = None)
     dtype=auto) fits `budget` -- within `slowdown` if given -- and the slowdown of the
     first plan found that does. The default keeps the fastest of its plans
     (`plan_choices`), so it meets the condition exactly when one of them does; the
-    plans are tried likeliest first and the search stops at the first that meets it."""
+    plans are tried likeliest first and the search stops at the first that meets it.
+    Only plans that do not stall count (`stall=false`, docs/tensor-timing-and-
+    swapping.md, "Plans that stall"): with stalls larger batches fit at any slowdown,
+    and searching them takes minutes per batch on ResNet-50."""
     from nnx.passes.swap_insert import plan_choices
     from nnx.passes.swap_plan import plan_reductions
 
     choices = sorted(plan_choices("auto", "auto"), key=lambda c: (c[1] != "i8", c[0] != ("compress", "both")))
     for modes, dtype in choices:
-        r = plan_reductions(func, target, budget, modes, dtype)
+        r = plan_reductions(func, target, budget, modes, dtype, stall=False)
         if r.reductions is not None and (slowdown is None or r.cycles <= slowdown * r.base_cycles):
             return True, r.cycles / r.base_cycles
     return False, 0.0

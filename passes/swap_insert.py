@@ -418,18 +418,21 @@ def best_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accuracy
     """`policy=nnx`: of the plans of `swap_plan.plan_reductions` for `plan_choices`,
     the one with the fewest simulated cycles that fits (the earlier on a tie), or
     the result with the lowest peak when none fits. `accuracy`: a
-    `swap_plan.Accuracy` (default: its defaults); `stall`: allow plans that stall
-    (`swap_plan` step 5)."""
+    `swap_plan.Accuracy` (default: its defaults); `stall`: when no plan fits
+    without, plans that stall (`swap_plan` steps 5 and 6)."""
     from nnx.passes.swap_plan import Accuracy, plan_reductions
 
     best = None
-    for modes, dt in plan_choices(mode, dtype):
-        r = plan_reductions(func, target, budget, modes, dt, accuracy=accuracy or Accuracy(), stall=stall)
-        if r.reductions is None:
-            if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
+    for stalls in (False, True) if stall else (False,):  # plans that stall only when none fits without
+        for modes, dt in plan_choices(mode, dtype):
+            r = plan_reductions(func, target, budget, modes, dt, accuracy=accuracy or Accuracy(), stall=stalls)
+            if r.reductions is None:
+                if best is None or (best.reductions is None and r.lowest_peak < best.lowest_peak):
+                    best = r
+            elif best is None or best.reductions is None or r.cycles < best.cycles:
                 best = r
-        elif best is None or best.reductions is None or r.cycles < best.cycles:
-            best = r
+        if best is not None and best.reductions is not None:
+            break
     return best
 
 
