@@ -193,7 +193,7 @@ def held_out_accuracy(forward, params: dict, test: dict) -> float:
     return right / total
 
 
-def digits_runs(steps: int, target_file: str) -> None:
+def digits_runs(steps: int, target_file: str, only: str = "") -> None:
     import tempfile
 
     from nnx import api
@@ -225,8 +225,12 @@ def digits_runs(steps: int, target_file: str) -> None:
         name, spec = plans(base_peak // frac, target_file)[-1]
         runs.append((name + ", step with" + masks_fwd, f"1/{frac}", spec, masks_fwd, 0))
         runs.append((name.replace("}", " scales=group64}"), f"1/{frac}", spec.replace("}", " scales=group64}"), "", 0))
+        # the default plan with the other batch orders: against the no-swap rows of the same seed
+        runs += [(f"{name}, batch order seed {s}", f"1/{frac}", spec, "", s) for s in (1, 2)]
     base = None
     for name, frac, spec, opts, seed in runs:
+        if only and base is not None and only not in f"{name} {frac}":
+            continue
         t0 = time.perf_counter()
         step, grads = steps_of[opts]
         s, g = step, grads
@@ -302,12 +306,13 @@ def main() -> None:
     p.add_argument("--target", default=str(ROOT / "targets" / "v100.toml"))
     p.add_argument("--big", default="resnet50,bert-base", help="models for the one-step gradient error ('' for none)")
     p.add_argument("--no-digits", action="store_true", help="only the one-step gradient errors")
+    p.add_argument("--runs", default="", help="only the digits runs (after the first) whose name and B contain this")
     p.add_argument("--plans", default="", help="only the big-model plans whose name contains this")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     t0 = time.perf_counter()
     if not args.no_digits:
-        digits_runs(args.steps, args.target)
+        digits_runs(args.steps, args.target, args.runs)
     if args.big:
         big_runs([n for n in args.big.split(",") if n], args.target, args.plans)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
