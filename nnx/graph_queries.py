@@ -59,3 +59,26 @@ def const_scalar(v: SSAValue | None) -> float | None:
     if a is None or a.size != 1 or a.dtype.kind != "f":
         return None
     return float(a.reshape(-1)[0])
+
+
+def forward_ops(func, ops: list[Operation]) -> frozenset[int]:
+    """Indices (in `ops`) of the forward pass of a training step: the ops its result
+    named `loss` depends on (graph-autodiff names it so; docs/training.md). Without
+    such a result the function has no backward pass: every op is forward."""
+    from nnx.interp.interpreter import output_names
+
+    names = output_names(func)
+    if "loss" not in names:
+        return frozenset(range(len(ops)))
+    pos = {op: i for i, op in enumerate(ops)}
+    ret = func.body.block.last_op
+    seen: set[int] = set()
+    stack = [ret.operands[names.index("loss")]]  # type: ignore[union-attr]
+    while stack:
+        owner = stack.pop().owner
+        i = pos.get(owner)
+        if i is None or i in seen:
+            continue
+        seen.add(i)
+        stack.extend(owner.operands)  # type: ignore[union-attr]
+    return frozenset(seen)

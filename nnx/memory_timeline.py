@@ -178,3 +178,33 @@ def simulate(ops: Sequence[TimelineOp], values: Sequence[TimelineValue], units: 
         else:
             curve.append((t, cur))
     return Timeline(start, finish, end, peak, peak_t, peak_op, resident, link_busy, curve)
+
+
+def working_set_floor(ops: Sequence[TimelineOp], values: Sequence[TimelineValue],
+                      may_reuse: Sequence[bool] | None = None) -> tuple[int, int]:
+    """A lower bound on the peak of any schedule of `ops` that keeps their data
+    (whatever is moved to the host or compressed in between): the largest, over the
+    ops, of what one op holds while it runs (its device inputs and outputs) plus the
+    resident bytes and the kept values produced up to it; and the index of that op
+    (-1 when there is none). An op of `may_reuse` (or one already `inplace`) may
+    write its result into an input of the result's size (a restored copy it reads
+    last), so that input counts once."""
+    root = [alias_root(values, v) if values[v].alias_of >= 0 else v for v in range(len(values))]
+    resident = sum(v.nbytes for v in values if v.placement == "resident" and v.alias_of < 0)
+    producer = {w: i for i, op in enumerate(ops) for w in op.writes}
+    kept = 0
+    best, where = resident, -1
+    for i, op in enumerate(ops):
+        held = {root[w] for w in op.writes} | {root[v] for v in op.reads}
+        for w in op.writes:
+            if values[root[w]].keep and producer.get(root[w]) == i:
+                kept += values[root[w]].nbytes
+        size = sum(values[r].nbytes for r in held
+                   if values[r].placement == "device" and not values[r].keep)
+        if op.writes and (op.inplace or (may_reuse is not None and may_reuse[i])):
+            out = values[root[op.writes[0]]].nbytes
+            if any(values[root[v]].nbytes == out and values[root[v]].placement == "device" for v in op.reads):
+                size -= out
+        if resident + kept + size > best:
+            best, where = resident + kept + size, i
+    return best, where

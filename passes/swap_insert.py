@@ -445,7 +445,8 @@ def apply_plan(func: FuncOp, target, budget: int, mode: str, dtype: str, accurac
         raise PassError(
             f"swap-insert: no plan fits memory-budget={budget} in @{func.sym_name.data} with "
             f"policy=nnx mode={mode} dtype={dtype} (no-swap peak {r.base_peak} bytes, lowest peak "
-            f"found {r.lowest_peak} bytes)", func)
+            f"found {r.lowest_peak} bytes; no plan goes below {r.floor} bytes, the resident bytes and the "
+            f"working set of op {r.floor_op})", func)
     if r.reductions:
         emit(func.body.block, target, r.reductions, *r.times)
     return r

@@ -64,6 +64,8 @@ from dataclasses import astuple, dataclass, field, replace
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
+from nnx.graph_queries import forward_ops  # noqa: F401 - the planner's forward pass
+
 DEFAULT_MAX_GRAD_ERROR = 0.05
 """Default bound on a plan's estimated gradient error (`estimated_error`): about 160
 tensors in i8 (1/254 each), every tensor of the plans measured in bench/swap.py."""
@@ -156,7 +158,11 @@ class PlanResult:
     dtype: str = "f16"
     """The compressed element type the plan was made (and is emitted) with."""
     stalled: int = 0
-    """Reductions of step 5 (round trips that do not fit their idle window)."""
+    """Reductions of steps 5 and 6 (round trips that do not fit their idle window)."""
+    floor: int = 0
+    """`memory_timeline.working_set_floor` of the block: no plan's peak is lower."""
+    floor_op: str = ""
+    """The op whose working set gives `floor`, with its location."""
 
 
 def idle_windows(ops: list[Operation], cands, start: list[int], finish: list[int],
@@ -289,27 +295,6 @@ def _cost(target, ops: list[Operation], r: Reduction) -> ModeCost:
     return mode_cost(target, r.nbytes, r.mode, r.dtype, tuple(v.type.get_shape()), r.scales)  # type: ignore[attr-defined]
 
 
-def forward_ops(func: FuncOp, ops: list[Operation]) -> frozenset[int]:
-    """Indices (in `ops`) of the forward pass of a training step: the ops its result
-    named `loss` depends on (graph-autodiff names it so; docs/training.md). Without
-    such a result the function has no backward pass: every op is forward."""
-    from nnx.interp.interpreter import output_names
-
-    names = output_names(func)
-    if "loss" not in names:
-        return frozenset(range(len(ops)))
-    pos = {op: i for i, op in enumerate(ops)}
-    ret = func.body.block.last_op
-    seen: set[int] = set()
-    stack = [ret.operands[names.index("loss")]]  # type: ignore[union-attr]
-    while stack:
-        owner = stack.pop().owner
-        i = pos.get(owner)
-        if i is None or i in seen:
-            continue
-        seen.add(i)
-        stack.extend(owner.operands)  # type: ignore[union-attr]
-    return frozenset(seen)
 
 
 def stall_offers(target, ops: list[Operation], plan: list[Reduction], exact: dict, lossy: dict,
@@ -413,7 +398,10 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
     within the bounds of `accuracy`; step 5 only with `stall`."""
     from nnx.compression import UNIT_ROUNDOFF
     from nnx.graph_costs import block_timeline
-    from nnx.memory_timeline import simulate
+    from nnx.dialects.traits import Elementwise
+    from nnx.interp.interpreter import location_text
+    from nnx.memory_rules import DEFAULT
+    from nnx.memory_timeline import simulate, working_set_floor
     from nnx.passes.swap_insert import candidates
 
     base_block = func.body.block
@@ -450,6 +438,12 @@ def plan_reductions(func: FuncOp, target, budget: int, modes: tuple[str, ...], d
     if tl.peak_bytes <= budget:
         res.reductions = []
         return res
+    bt = block_timeline(base_block, target)
+    may_reuse = [DEFAULT.inplace_elementwise and op.has_trait(Elementwise) for op in bt.op_list]
+    res.floor, k = working_set_floor(bt.ops, bt.values, may_reuse)
+    if k >= 0:
+        res.floor_op = f"'{bt.op_list[k].name}'" + (f" at {location_text(bt.op_list[k])}"
+                                                      if location_text(bt.op_list[k]) else "")
     plan: list[Reduction] = []
     chosen: set[tuple[int, int]] = set()
     stalling = False  # step 5

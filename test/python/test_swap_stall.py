@@ -90,3 +90,36 @@ def test_a_step_under_a_stalling_plan_trains_as_without_swaps(tmp_path):
     final0, final1 = np.mean(base.losses[-20:]), np.mean(got.losses[-20:])
     assert abs(final1 - final0) <= max(0.1 * final0, 0.05)
     assert abs(got.eval_loss - base.eval_loss) <= max(0.1 * base.eval_loss, 0.05)
+
+
+def test_working_set_floor_is_the_largest_op_working_set():
+    # values: 0 resident (100 B), 1..4 device; op 0 writes 1 (40), op 1 reads 1 writes
+    # 2 (30), op 2 reads 1 and 2 writes 3 (50): 40 + 30 + 50 held at once, op 3 reads 3
+    # writes 4 (50), in place: counts 50 once; value 4 is kept (a result) from op 3 on
+    from nnx.memory_timeline import TimelineOp, TimelineValue, simulate, working_set_floor
+
+    values = [TimelineValue(100, "resident"), TimelineValue(40, "device"), TimelineValue(30, "device"),
+              TimelineValue(50, "device"), TimelineValue(50, "device", keep=True)]
+    ops = [TimelineOp("a", "", 1, (0,), (1,)), TimelineOp("b", "", 1, (1,), (2,)),
+           TimelineOp("c", "", 1, (1, 2), (3,)), TimelineOp("d", "", 1, (3,), (4,), inplace=(3,))]
+    assert working_set_floor(ops, values) == (100 + 40 + 30 + 50, 2)
+    # no schedule of these ops peaks lower than the floor
+    assert simulate(ops, values, {}).peak_bytes >= working_set_floor(ops, values)[0]
+    # an op that may write into a same-size input counts it once: with value 2 of
+    # 50 B, op c holds 40 + 50 (not 40 + 50 + 50), and op b (40 + 50) is as large
+    assert working_set_floor(ops, values, [False, False, False, False])[0] == 220
+    values[2] = TimelineValue(50, "device")
+    assert working_set_floor(ops, values) == (100 + 40 + 50 + 50, 2)
+    assert working_set_floor(ops, values, [False, False, True, False]) == (100 + 40 + 50, 1)
+
+
+def test_no_plan_below_the_floor_names_the_op(tmp_path):
+    # below one op's working set nothing fits, and the error says so with the op
+    from nnx import api
+    from nnx.pipeline import PassFailure
+    from cnn_steps import bn_cnn_step
+
+    _, step = bn_cnn_step(tmp_path, [(16, 1)] * 2, 32, optimizer="momentum", lr=0.05)
+    with pytest.raises(PassFailure, match=r"no plan goes below \d+ bytes, the resident bytes and the working set "
+                                          r"of op 'graph\.\w+'"):
+        api.run_pipeline(step.clone(), f'swap-insert{{memory-budget={_peak(step) // 4} target="{_v100()}"}}')
