@@ -220,3 +220,26 @@ def test_op_too_big_for_the_mesh_names_its_onnx_node(tmp_path, capsys):
     assert len(err.splitlines()) == 1, err
     assert "subgraph-split: op graph.gemm 'big_gemm' does not fit the whole mesh even alone" in err, err
     assert not out.exists()
+
+
+def test_cores_lowered_side_by_side_are_the_same_bytes(tmp_path, monkeypatch):
+    """The latency schedule's core programs lowered by forked worker processes
+    (nnx/mesh/core_lowering.py, over nnx/executor.py) are the same program text and
+    weights file as lowered one after another in this process."""
+    from nnx import executor
+    from nnx.passes.lower_to_mesh import save_mesh_program
+
+    calls = []
+    run_points = executor.run_points
+    monkeypatch.setattr(executor, "run_points", lambda *a, **k: calls.append(k) or run_points(*a, **k))
+    texts = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv("NNX_THREADS", workers)
+        comp = compile_for_mesh(_graph(model_zoo.get_model("tiny_resnet")), TARGET, "bisect", schedule="latency")
+        d = tmp_path / workers
+        d.mkdir()
+        save_mesh_program(comp, str(d / "prog.s"))
+        texts[workers] = ((d / "prog.s").read_text(), (d / "prog.data").read_bytes())
+        assert len(calls) == (workers == "2")  # the pool lowered the 15 cores
+    assert calls[0]["fork"]
+    assert texts["1"] == texts["2"]
