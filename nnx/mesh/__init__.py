@@ -11,3 +11,8 @@ One concept per module:
 * `stitch`     -- per-core chip programs joined by SEND/RECV into a `MeshProgram`;
 * `compile`    -- `compile_for_mesh(module, target)`, the whole of it.
 """
+
+#: the mesh schedule (docs/mesh.md, "Schedules"; nnx/mesh/compile.py SCHEDULES) of
+#: nnx-compile's `--objective`, `lower-to-mesh{schedule}` and the Python entries
+#: when none is named
+DEFAULT_SCHEDULE = "stages"

@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from nnx.diagnostics import PassError
+from nnx.mesh import DEFAULT_SCHEDULE
 from nnx.mesh.core_graph import RETURN, build_stage_module, stage_io
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, MEMORY_FILLS, Plan, Stage, nbytes, op_label, plan_partition
@@ -147,7 +148,7 @@ SCHEDULES = ("latency", "throughput", "stages")
 
 
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
-                     check: str = "compile", schedule: str = "stages") -> MeshCompilation | MeshFit:
+                     check: str = "compile", schedule: str = DEFAULT_SCHEDULE) -> MeshCompilation | MeshFit:
     """Compile the graph module for the mesh target `target` (a TOML path or a
     built-in target name). Plans with each of MEMORY_FILLS in turn (see there) until
     one compiles; raises MeshFitError when none does. `check` (one of CHECKS) says
