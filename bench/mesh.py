@@ -15,8 +15,9 @@ hidden 768, 12 heads, vocabulary 30522, sequence 128), in the same run:
   fresh `python -c` process).
 
 Prints per schedule the cycles, latency and stream figures as ratios to the bound,
-byte-hops, compile and simulation times and the largest |mesh - onnxruntime| (of
-every inference of the stream); then the acceptance checks (|err| <= 1e-4; latency
+byte-hops, compile and simulation times, the largest |mesh - onnxruntime| (of
+every inference of the stream) and what the cycles go to (`busy_breakdown`: unit
+busy cycles of the mean and busiest core, the busiest link); then the acceptance checks (|err| <= 1e-4; latency
 below today's cycles less the weight load).
 
 The models are exported with random weights into cache/bench-models/ on first use
