@@ -15,8 +15,9 @@ hidden 768, 12 heads, vocabulary 30522, sequence 128), in the same run:
   fresh `python -c` process).
 
 Prints per schedule the cycles, latency and stream figures as ratios to the bound,
-byte-hops, compile and simulation times and the largest |mesh - onnxruntime| (of
-every inference of the stream); then the acceptance checks (|err| <= 1e-4; latency
+byte-hops, compile and simulation times, the largest |mesh - onnxruntime| (of
+every inference of the stream) and what the cycles go to (`busy_breakdown`: unit
+busy cycles of the mean and busiest core, the busiest link); then the acceptance checks (|err| <= 1e-4; latency
 below today's cycles less the weight load).
 
 The models are exported with random weights into cache/bench-models/ on first use
@@ -186,12 +187,29 @@ def run_mesh(path: Path, feeds, schedule: str, placement: str, work: Path, strea
     outputs = {k: res.outputs[safe_name(k)] for k in outputs_of(path)}
     out = {"cycles": res.cycles, "load": res.load_cycles, "latency": res.latency_cycles, "hops": res.noc_byte_hops,
            "noc_bytes": res.noc_bytes, "outputs": outputs, "cores": len(comp.program.cores),
-           "t_compile": t_compile, "t_sim": t_sim, "per_inference": None}
+           "t_compile": t_compile, "t_sim": t_sim, "per_inference": None, "busy": busy_breakdown(res)}
     if stream:
         st = sim.run(named, stream=stream)
         out["per_inference"] = st.cycles_per_inference
         out["stream_outputs"] = {k: st.outputs[safe_name(k)] for k in outputs_of(path)}
     return out
+
+
+def busy_breakdown(res) -> str:
+    """What the cycles of one inference go to: per unit type, the busy cycles of the
+    mean and the busiest core, and the busiest NoC link's, each over the cycles after
+    the weight load (what dominates the latency: compute, data movement or links)."""
+    run = max(1, res.cycles - res.load_cycles)
+    kinds: dict[str, list[int]] = {}
+    for st in res.cores.values():
+        per: dict[str, int] = {}
+        for unit, b in st.unit_busy.items():
+            per[unit[:3]] = max(per.get(unit[:3], 0), b)  # the busiest instance of each type
+        for k, b in per.items():
+            kinds.setdefault(k, []).append(b)
+    parts = [f"{k} mean {np.mean(v) / run:.0%} max {max(v) / run:.0%}" for k, v in sorted(kinds.items())]
+    link = max(res.link_cycles.values(), default=0)
+    return "busy/(cycles - load): " + ", ".join(parts) + f"; busiest link {link / run:.0%}"
 
 
 def run_single(path: Path, feeds) -> dict:
@@ -240,6 +258,7 @@ def bench(name: str, single: bool, stream: int, runs=RUNS) -> dict:
         print(line)
         print(f"  {'':17s} byte-hops {x['hops']}, noc bytes {x['noc_bytes']}, compile {x['t_compile']:.1f} s, "
               f"simulate {x['t_sim']:.1f} s, max|err| {err:.2e}")
+        print(f"  {'':17s} {x['busy']}")
     if s is not None:
         err_s = max(float(np.max(np.abs(s["outputs"][k] - v))) for k, v in refs.items())
         print(f"  single-core: {s['cycles']} cycles (compile {s['t_compile']:.1f} s, max|err| {err_s:.2e})")

@@ -335,7 +335,7 @@ def compile_files(
     print_ir_after_all: bool = False,
     time_passes: bool = False,
     emit_mlir: str | None = None,
-    schedule: str = "stages",
+    schedule: str | None = None,
 ) -> None:
     """What nnx-compile writes for an imported `module` (changed in place): the
     program `output` and its data file beside it. `target` is a target file (an
@@ -344,7 +344,8 @@ def compile_files(
     (docs/subgraph-split-fuse.md); a `pipeline` ending in `subgraph-split` or
     `subgraph-fuse{...}` makes each of its subgraphs one program of the package.
     `schedule` is the mesh schedule of such a package's programs (docs/mesh.md,
-    "Schedules": `latency`, `throughput`, or the original `stages`)."""
+    "Schedules": `latency`, `throughput`, or the original `stages`; None:
+    `nnx.mesh.DEFAULT_SCHEDULE`)."""
     pipe = compile_pipeline(pipeline, target, sparsify, what="--pipeline")
     mesh = lowering_for(target) == MESH_LOWERING
     chained = mesh and pipeline is not None and _ends_in_chain(pipe)
@@ -367,7 +368,9 @@ def compile_files(
     if package:  # a mesh target: one mesh program, or a package of them when it does not fit
         from nnx.split_fuse.programs import write_mesh_programs
 
-        write_mesh_programs(module, target, output, schedule=schedule)
+        from nnx.mesh import DEFAULT_SCHEDULE
+
+        write_mesh_programs(module, target, output, schedule=schedule or DEFAULT_SCHEDULE)
         return
     from nnx.passes.lower_to_mesh import ASM_ATTR, DATA_ATTR, write_mesh_files
 

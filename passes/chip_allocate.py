@@ -114,10 +114,22 @@ def reused_at(buffers: list[tuple[str, int, str]], live: dict[str, tuple[int, in
     them where it overlaps no reusable buffer whose live range (`live`: first and
     last instruction touching it, extended by `slack` instructions) meets its own. A
     buffer no instruction touches (a result that stays in a cache) takes no room."""
+    import heapq
+    from bisect import bisect_left
+
+    import numpy as np
+
     fixed = [b for b in buffers if b[0] not in reusable]
     addr, top = buffer_addresses(fixed) if fixed else ({}, 0)
     base = top if fixed else 0
-    placed: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
+    # the buffers come in order of first use, so a placed buffer whose (extended)
+    # range ends before one's first use meets no later buffer either: `active` holds
+    # the others in address order (with their lowest addresses and aligned ends in
+    # `lo`, `top`), `ends` them by the end of their range
+    active: list[tuple[int, int, int, int]] = []  # (lo, hi, first, last)
+    lo = np.zeros(0, np.int64)
+    tops = np.zeros(0, np.int64)
+    ends: list[tuple[int, tuple[int, int, int, int]]] = []
     end = base
     for name, nbytes, _ in sorted((b for b in buffers if b[0] in reusable), key=lambda b: live.get(b[0], (-1, -1))):
         if name not in live:  # no instruction touches it (a result kept in a cache): no room needed
@@ -125,13 +137,25 @@ def reused_at(buffers: list[tuple[str, int, str]], live: dict[str, tuple[int, in
             continue
         first, last = live[name]
         last += slack
+        while ends and ends[0][0] < first:
+            k = bisect_left(active, heapq.heappop(ends)[1])
+            del active[k]
+            lo, tops = np.delete(lo, k), np.delete(tops, k)
+        # the lowest address at or above `base` past every active buffer below it
+        # (first fit in address order)
         at = base
-        for lo, hi, f, l in sorted(p for p in placed if p[2] <= last and first <= p[3]):
-            if at + nbytes <= lo:
-                break
-            at = max(at, (hi + ALIGN - 1) // ALIGN * ALIGN)
+        if active:
+            below = np.maximum(np.maximum.accumulate(tops), base)
+            start = np.concatenate(([base], below[:-1]))
+            fits = np.flatnonzero(start + nbytes <= lo)
+            at = int(start[fits[0]]) if len(fits) else int(below[-1])
         addr[name] = at
-        placed.append((at, at + nbytes, first, last))
+        placed = (at, at + nbytes, first, last)
+        k = bisect_left(active, placed)
+        active.insert(k, placed)
+        lo = np.insert(lo, k, at)
+        tops = np.insert(tops, k, (at + nbytes + ALIGN - 1) // ALIGN * ALIGN)
+        heapq.heappush(ends, (last, placed))
         end = max(end, (at + nbytes + ALIGN - 1) // ALIGN * ALIGN)
     return addr, max(end, ALIGN)
 

@@ -41,6 +41,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
+from nnx.mesh import DEFAULT_SCHEDULE
+
 ASM_ATTR = "nnx.mesh.asm"
 DATA_ATTR = "nnx.mesh.data"
 
@@ -55,7 +57,7 @@ class LowerToMeshPass(ModulePass):
     target: str = "mesh"
     placement: str = "bisect"
     asm: str = ""
-    schedule: str = "stages"
+    schedule: str = DEFAULT_SCHEDULE
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnx.mesh.compile import compile_for_mesh

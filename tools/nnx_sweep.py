@@ -7,7 +7,7 @@ Reads the sweep file (nnx/sweep/spec.py), makes every point (model x pipeline x
 combination of grid values, nnx/sweep/points.py), skips the points RESULTS.csv
 already holds (by content hash) and runs the others on a local process pool of
 `--workers` processes (default: the cores) or as Ray tasks (`--ray`;
-nnx/sweep/executor.py). Each finished point is appended to RESULTS.csv at once
+nnx/executor.py). Each finished point is appended to RESULTS.csv at once
 (nnx/sweep/results.py); a point that does not compile, fit or run is a row with its
 one-line error. A progress bar goes to stderr. When every point is in, RESULTS.csv is
 rewritten in point order and `--plot` draws the trade-off (nnx/sweep/plot.py).
@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from nnx.sweep.executor import WORKER_ENV
+from nnx.executor import WORKER_ENV
 
 # the parallelism is across points: one BLAS thread in this process and its workers
 for _var, _n in WORKER_ENV.items():
@@ -52,7 +52,7 @@ def _main(argv: list[str]) -> int:
 
     from nnx.figures import figure_format, save_figure
     from nnx.sweep.evaluate import evaluate_point, preload
-    from nnx.sweep.executor import default_workers, run_points
+    from nnx.executor import default_workers, run_points
     from nnx.sweep.plot import sweep_figure
     from nnx.sweep.points import sweep_points
     from nnx.sweep.results import ResultsFile, columns

@@ -8,6 +8,12 @@ One concept per module:
 * `placement`  -- stages onto cores (bisection, row-major, `nnx.cores` annotations);
 * `core_graph` -- the graph function of one stage (sliced weights, concatenation of
   received pieces);
+* `core_lowering` -- the core programs lowered side by side (forked workers);
 * `stitch`     -- per-core chip programs joined by SEND/RECV into a `MeshProgram`;
 * `compile`    -- `compile_for_mesh(module, target)`, the whole of it.
 """
+
+#: the mesh schedule (docs/mesh.md, "Schedules"; nnx/mesh/compile.py SCHEDULES) of
+#: nnx-compile's `--objective`, `lower-to-mesh{schedule}` and the Python entries
+#: when none is named
+DEFAULT_SCHEDULE = "stages"

@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from nnx.diagnostics import PassError
+from nnx.mesh import DEFAULT_SCHEDULE
 from nnx.mesh.core_graph import RETURN, build_stage_module, stage_io
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, MEMORY_FILLS, Plan, Stage, nbytes, op_label, plan_partition
@@ -147,7 +148,7 @@ SCHEDULES = ("latency", "throughput", "stages")
 
 
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
-                     check: str = "compile", schedule: str = "stages") -> MeshCompilation | MeshFit:
+                     check: str = "compile", schedule: str = DEFAULT_SCHEDULE) -> MeshCompilation | MeshFit:
     """Compile the graph module for the mesh target `target` (a TOML path or a
     built-in target name). Plans with each of MEMORY_FILLS in turn (see there) until
     one compiles; raises MeshFitError when none does. `check` (one of CHECKS) says
@@ -325,11 +326,12 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
     split over the cores its work can use, the parts folded onto the cores, each
     core's program lowered in graph order (no list scheduling: its messages must
-    follow the one global order), its activation memory reused over time as far as
+    follow the one global order; the cores side by side, nnx/mesh/core_lowering.py), its activation memory reused over time as far as
     it needs to fit its core (docs/mesh.md, "Memory reuse"). Raises MeshFitError
     (`lowered`) when a core's program overflows even so."""
     from nnx.dialects.graph import ConstantOp
     from nnx.mesh.core_graph import piece_name
+    from nnx.mesh.core_lowering import lower_cores
     from nnx.mesh.latency import fold, latency_share
 
     width, height = tgt.mesh.width, tgt.mesh.height
@@ -340,11 +342,10 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     plan, cores = fold(plan, width, height, core_memory * fill)
     ios, modules, edges = _stage_modules(plan, main)
     progs = {}
+    jobs = [(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv))
+            for s, (mod, _, _) in enumerate(modules)]
     # the cores most likely to overflow first: a plan that does not fit fails early
-    for s in sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes):
-        mod, arg_names, _ = modules[s]
-        received = tuple(piece_name(pc) for pc in ios[s].recv)
-        prog = _lower_stage(mod, tgt, target, schedule=False, reuse=core_memory, received=received)
+    for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes)):
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)

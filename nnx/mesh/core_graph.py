@@ -15,6 +15,7 @@ the argument/result names of the stage functions and the tags of the NoC message
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -188,7 +189,10 @@ def _slice(arr: np.ndarray, axis: int, lo: int, hi: int) -> np.ndarray:
     return np.ascontiguousarray(arr[tuple(idx)])
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _with_dim(t: TensorType, axis: int, n: int) -> TensorType:
+    """`t` with `n` along `axis` (remembered: a stage builds the piece types of every
+    part of the values it reads in full, 300,000 of them for ResNet-18 on 256 cores)."""
     dims = list(shape_of(t))
     dims[axis] = n
     return TensorType(t.get_element_type(), dims)

@@ -55,29 +55,60 @@ def _sync(unit: str, mnemonic: str, token: str) -> Instr:
     return Instr(unit, mnemonic, token=token)
 
 
-def _touches(ins: Instr, tile: Tile, writes_only: bool) -> bool:
-    tiles = [t for t in ins.dsts if t is not None] if writes_only else ins.tiles()
-    return any(t.space == tile.space and t.offset < tile.end and tile.offset < t.end for t in tiles)
+class _Touches:
+    """Which instructions of a program touch a tile's memory: every tile of every
+    instruction (destinations apart, for writes) as address intervals, queried at
+    once with numpy (a core of the latency schedule has thousands of instructions
+    and receives and sends hundreds of messages: scanning the program per message
+    took most of ResNet-18's compile time)."""
 
+    def __init__(self, instrs: list[Instr]):
+        import numpy as np
 
-def _first_uses(instrs: list[Instr], tile: Tile, start: int = 0) -> dict[str, int]:
-    """Unit -> index of its first instruction from `start` on that touches `tile`."""
-    out: dict[str, int] = {}
-    for k in range(start, len(instrs)):
-        ins = instrs[k]
-        if ins.unit not in out and _touches(ins, tile, False):
-            out[ins.unit] = k
-    return out
+        rows = []  # (instruction index, space, lo, hi, written)
+        for k, ins in enumerate(instrs):
+            dsts = [t for t in ins.dsts if t is not None]
+            for t in ins.tiles():
+                rows.append((k, t.space, t.offset, t.end, any(t is d for d in dsts)))
+        self.units = [ins.unit for ins in instrs]
+        spaces = sorted({r[1] for r in rows})
+        code = {sp: n for n, sp in enumerate(spaces)}
+        self.code = code
+        self.index = np.array([r[0] for r in rows], np.int64)
+        self.space = np.array([code[r[1]] for r in rows], np.int64)
+        self.lo = np.array([r[2] for r in rows], np.int64)
+        self.hi = np.array([r[3] for r in rows], np.int64)
+        self.written = np.array([r[4] for r in rows], bool)
 
+    def touching(self, tile: Tile, writes_only: bool = False) -> list[int]:
+        """The indices, ascending, of the instructions with a tile (a destination
+        tile with `writes_only`) that overlaps `tile`."""
+        import numpy as np
 
-def _last_touches(instrs: list[Instr], tile: Tile, end: int) -> dict[str, int]:
-    """Unit -> index of its last instruction before `end` that touches `tile`'s memory
-    (another buffer that had it before: reused memory)."""
-    out: dict[str, int] = {}
-    for k in range(end):
-        if _touches(instrs[k], tile, False):
-            out[instrs[k].unit] = k
-    return out
+        sp = self.code.get(tile.space)
+        if sp is None:
+            return []
+        hit = (self.space == sp) & (self.lo < tile.end) & (tile.offset < self.hi)
+        if writes_only:
+            hit &= self.written
+        return np.unique(self.index[hit]).tolist()
+
+    def first_uses(self, tile: Tile, start: int = 0) -> dict[str, int]:
+        """Unit -> index of its first instruction from `start` on that touches `tile`."""
+        out: dict[str, int] = {}
+        for k in self.touching(tile):
+            if k >= start and self.units[k] not in out:
+                out[self.units[k]] = k
+        return out
+
+    def last_touches(self, tile: Tile, end: int) -> dict[str, int]:
+        """Unit -> index of its last instruction before `end` that touches `tile`'s
+        memory (another buffer that had it before: reused memory)."""
+        return {self.units[k]: k for k in self.touching(tile) if k < end}
+
+    def last_writes(self, tile: Tile) -> dict[str, int]:
+        """Unit -> index of its last instruction that writes `tile`."""
+        return {self.units[k]: k for k in self.touching(tile, True)}
 
 
 def _position(instrs: list[Instr], ordinal: int) -> int:
@@ -89,15 +120,6 @@ def _position(instrs: list[Instr], ordinal: int) -> int:
             if seen == ordinal:
                 return k
     return len(instrs)
-
-
-def _last_writes(instrs: list[Instr], tile: Tile) -> dict[str, int]:
-    """Unit -> index of its last instruction that writes `tile`."""
-    out: dict[str, int] = {}
-    for k, ins in enumerate(instrs):
-        if _touches(ins, tile, True):
-            out[ins.unit] = k
-    return out
 
 
 def _graph_symbol(sym, slices: dict[str, tuple[str, IOSlice]]):
@@ -126,6 +148,7 @@ def add_messages(cp: CoreProgram) -> Program:
     p.inputs = [_graph_symbol(s, cp.slices) for s in p.inputs if s.name not in cp.recv]
     p.outputs = [_graph_symbol(s, cp.slices) for s in p.outputs if s.name not in cp.send]
     body = list(p.instrs)
+    touches = _Touches(body)
     units = sorted({i.unit for i in body} - {NOC_UNIT})
     before: dict[int, list[Instr]] = {}
     after: dict[int, list[Instr]] = {}
@@ -134,13 +157,13 @@ def add_messages(cp: CoreProgram) -> Program:
     for n, src in sorted(cp.recv.items()):
         recv = noc_instr(NOC_UNIT, RECV, tiles_in[n], src, n)
         start = _position(body, cp.first_use[n]) if n in cp.first_use else 0
-        uses = _first_uses(body, tiles_in[n], start)
+        uses = touches.first_uses(tiles_in[n], start)
         if not uses:
             head.append(recv)
             continue
         at = before.setdefault(min(uses.values()), [])
         if n in cp.first_use:  # reused memory: the units that had it before are done with it
-            for u, k in sorted(_last_touches(body, tiles_in[n], start).items()):
+            for u, k in sorted(touches.last_touches(tiles_in[n], start).items()):
                 if u != NOC_UNIT:
                     tok = f"mesh_free_{n}_{u}"
                     after.setdefault(k, []).append(_sync(u, "SIGNAL", tok))
@@ -153,7 +176,7 @@ def add_messages(cp: CoreProgram) -> Program:
                 before.setdefault(k, []).append(_sync(u, "WAIT", tok))
     for n, dsts in sorted(cp.send.items()):
         sends = send_instrs(tiles_out[n], dsts, n)
-        writes = _last_writes(body, tiles_out[n])
+        writes = touches.last_writes(tiles_out[n])
         if not writes:
             late.extend(sends)
             continue

@@ -21,6 +21,7 @@ from xdsl.ir import Operation
 from nnx.diagnostics import PassError
 from nnx.dialects.traits import MatrixCompute
 from nnx.graph_costs import matrix_macs, value_bytes
+from nnx.mesh import DEFAULT_SCHEDULE
 from nnx.split_fuse.chain import Range, range_io, range_module, scheduled_ops
 
 
@@ -45,7 +46,7 @@ class FitChecker:
     level: str = "plan"
     #: the mesh schedule each range's program is compiled with (nnx/mesh/compile.py
     #: SCHEDULES; the fit checks plan as `stages`)
-    schedule: str = "stages"
+    schedule: str = DEFAULT_SCHEDULE
     ops: list[Operation] = field(init=False)
     found: dict[str, dict[Range, object]] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)

@@ -14,6 +14,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from nnx.mesh import DEFAULT_SCHEDULE
 from nnx.split_fuse.chain import (Range, crossing_name, inline, is_constant, main_function, range_module,
                                   ranges_from_cuts, scheduled_ops, target_nodes, value_names)
 from nnx.split_fuse.fit import FitChecker
@@ -128,7 +129,7 @@ def compile_chain(module: ModuleOp, target: str, strategy: str = "greedy", rule:
 
 
 def write_mesh_programs(module: ModuleOp, target: str, asm_path: str, strategy: str = "greedy",
-                        schedule: str = "stages") -> int:
+                        schedule: str = DEFAULT_SCHEDULE) -> int:
     """nnx-compile for a mesh target: the whole model as one mesh program when it
     fits, else a package of programs and host steps (nnx/sim/package.py); returns the
     program count. A model with outputs no program computes under their own name

@@ -1,5 +1,5 @@
 """The work of one sweep point (docs/sweeps.md, "What a point does"), run in a worker
-process (a local pool or a Ray task, nnx/sweep/executor.py).
+process (a local pool or a Ray task, nnx/executor.py).
 
 `evaluate_point` imports the model (once per worker process and model: later points
 clone the cached module), compiles it for the point's target with the point's

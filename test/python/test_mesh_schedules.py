@@ -220,3 +220,51 @@ def test_op_too_big_for_the_mesh_names_its_onnx_node(tmp_path, capsys):
     assert len(err.splitlines()) == 1, err
     assert "subgraph-split: op graph.gemm 'big_gemm' does not fit the whole mesh even alone" in err, err
     assert not out.exists()
+
+
+def test_cores_lowered_side_by_side_are_the_same_bytes(tmp_path, monkeypatch):
+    """The latency schedule's core programs lowered by forked worker processes
+    (nnx/mesh/core_lowering.py, over nnx/executor.py) are the same program text and
+    weights file as lowered one after another in this process."""
+    from nnx import executor
+    from nnx.passes.lower_to_mesh import save_mesh_program
+
+    calls = []
+    run_points = executor.run_points
+    monkeypatch.setattr(executor, "run_points", lambda *a, **k: calls.append(k) or run_points(*a, **k))
+    texts = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv("NNX_THREADS", workers)
+        comp = compile_for_mesh(_graph(model_zoo.get_model("tiny_resnet")), TARGET, "bisect", schedule="latency")
+        d = tmp_path / workers
+        d.mkdir()
+        save_mesh_program(comp, str(d / "prog.s"))
+        texts[workers] = ((d / "prog.s").read_text(), (d / "prog.data").read_bytes())
+        assert len(calls) == (workers == "2")  # the pool lowered the 15 cores
+    assert calls[0]["fork"]
+    assert texts["1"] == texts["2"]
+
+
+def test_core_lowering_pool_raises_the_lowering_error_and_stops_early(monkeypatch):
+    """A lowering that fails in a forked worker is lowered again in the compiling
+    process, which raises its error (an exception carrying IR may not pickle); a
+    caller that stops after the first program (an overflowing core) leaves no work
+    behind."""
+    from nnx.mesh import compile as mesh_compile
+    from nnx.mesh.core_lowering import MIN_PARALLEL, lower_cores
+
+    def fake_lower(s):
+        if s == 3:
+            raise ValueError(f"core {s} does not lower")
+        return ("program", s)
+
+    monkeypatch.setattr(mesh_compile, "_lower_stage", fake_lower)
+    jobs = [(s,) for s in range(MIN_PARALLEL + 2)]
+    good = [s for s in range(len(jobs)) if s != 3]
+    assert sorted(lower_cores(jobs, good, workers=2)) == [(s, ("program", s)) for s in good]
+    with pytest.raises(ValueError, match="core 3 does not lower"):
+        list(lower_cores(jobs, range(len(jobs)), workers=2))
+    it = lower_cores(jobs, good, workers=2)
+    assert next(it)[1][0] == "program"
+    it.close()  # the pool is shut down, its queued jobs dropped
+    assert sorted(lower_cores(jobs, good, workers=1)) == sorted((s, ("program", s)) for s in good)

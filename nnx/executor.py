@@ -1,5 +1,6 @@
-"""Where the points of a sweep run (docs/sweeps.md, "Running on many cores or a Ray
-cluster"): one definition, two engines, the same rows.
+"""Where independent pieces of work run: the points of a sweep (docs/sweeps.md,
+"Running on many cores or a Ray cluster") and the core programs of a mesh compilation
+(docs/mesh.md, "Compilation"): one definition, two engines, the same results.
 
 `run_points(points, fn, workers, ray)` calls `fn(point)` for every point and yields
 the results as they finish (in completion order):
@@ -10,6 +11,9 @@ the results as they finish (in completion order):
   with `workers` CPUs and stopped at its end). Ray is the optional extra `nnx[ray]`.
 
 `fn` must be a module-level function of plain data (it is pickled to the workers).
+With `fork`, the local pool's workers are forked from this process, so `fn` may read
+what the caller left in module-level state before the call (objects that do not
+pickle, such as IR modules); the points are then only keys into it.
 Workers run single-threaded BLAS (`WORKER_ENV`): the parallelism is across points.
 """
 
@@ -38,8 +42,11 @@ def _init_worker() -> None:
     os.environ.update(WORKER_ENV)
 
 
-def _local(points: Sequence, fn: Callable, workers: int) -> Iterator[Any]:
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker)
+def _local(points: Sequence, fn: Callable, workers: int, fork: bool = False) -> Iterator[Any]:
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork") if fork else None
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, mp_context=context)
     finished = False
     try:
         pending = {pool.submit(fn, p) for p in points}
@@ -96,10 +103,11 @@ def _ray(points: Sequence, fn: Callable, workers: int, address: str) -> Iterator
         ray.shutdown()
 
 
-def run_points(points: Sequence, fn: Callable, workers: int = 0, ray: str | None = None) -> Iterator[Any]:
+def run_points(points: Sequence, fn: Callable, workers: int = 0, ray: str | None = None,
+               fork: bool = False) -> Iterator[Any]:
     """`fn(point)` for every point, yielded as each finishes (module docstring);
-    `workers` 0: `default_workers()`."""
+    `workers` 0: `default_workers()`; `fork`: local workers forked from this process."""
     workers = workers or default_workers()
     if not points:
         return iter(())
-    return _ray(points, fn, workers, ray) if ray else _local(points, fn, workers)
+    return _ray(points, fn, workers, ray) if ray else _local(points, fn, workers, fork)

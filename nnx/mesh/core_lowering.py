@@ -1,0 +1,70 @@
+"""The core programs of a mesh compilation lowered side by side (docs/mesh.md,
+"Compilation time").
+
+Every core's module is lowered by the single-core chip passes on its own
+(`compile._lower_stage`): the lowering of one depends only on its module and the
+target, so the programs can be lowered in any order and in any process. The
+latency schedule lowers a program for every core of the mesh (ResNet-18 on 16 x 16
+cores: 256 programs of about 60 op parts, seconds each), so `lower_cores` runs them
+over a local process pool (the project's executor, nnx/executor.py). The workers
+are forked from this process: they inherit the stage modules (xDSL IR does not
+pickle) and the weights' resource blobs, and send back the lowered programs (plain
+data). The programs are the same bytes as when lowered one after another in this
+process (test/python/test_mesh_schedules.py).
+
+A lowering that raises in a worker is run again in this process, so its error is
+the one the sequential lowering gives (an exception carrying IR may not pickle).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+
+#: fewer programs than this are lowered in this process (a pool costs more than it saves)
+MIN_PARALLEL = 8
+
+#: the lowering jobs of the `lower_cores` call in progress (read by the forked workers)
+_JOBS: list[tuple] = []
+
+
+def core_workers() -> int:
+    """Processes that lower core programs: NNX_THREADS when set (1: all in this
+    process), else the cores this process may use."""
+    from nnx.executor import default_workers
+
+    n = os.environ.get("NNX_THREADS")
+    return max(1, int(n)) if n and n.isdigit() else default_workers()
+
+
+def _lower_job(s: int):
+    """(s, the program of job s), or (s, None) when its lowering raised."""
+    from nnx.mesh.compile import _lower_stage
+
+    try:
+        return s, _lower_stage(*_JOBS[s])
+    except Exception:  # noqa: BLE001 - lowered again in the parent, which raises it
+        return s, None
+
+
+def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0) -> Iterator[tuple[int, object]]:
+    """(s, program) for each `compile._lower_stage` argument tuple `jobs[s]`, s in
+    `order` (the caller may stop early: the jobs not started are dropped). With
+    `workers` (0: `core_workers()`) above 1 and at least MIN_PARALLEL jobs, the
+    programs come from forked worker processes as they finish, else one after
+    another in `order`, in this process."""
+    from nnx.mesh.compile import _lower_stage
+
+    workers = workers or core_workers()
+    if workers <= 1 or len(order) < MIN_PARALLEL or _JOBS:
+        for s in order:
+            yield s, _lower_stage(*jobs[s])
+        return
+    from nnx.executor import run_points
+
+    _JOBS[:] = jobs
+    try:
+        for s, prog in run_points(list(order), _lower_job, workers, fork=True):
+            yield s, (_lower_stage(*jobs[s]) if prog is None else prog)
+    finally:
+        _JOBS.clear()
