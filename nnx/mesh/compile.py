@@ -140,10 +140,12 @@ LATENCY_FILLS = (MEMORY_FILL, 0.45, 0.3)
 
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `throughput`
-#: (nnx/mesh/throughput.py: a pipeline of stages, one per core, each op on cores in
-#: proportion to its work so that the stage times balance), `stages` (the original
-#: schedule: one core per stage, an op on half its share of the cores)
-SCHEDULES = ("latency", "throughput", "stages")
+#: (nnx/mesh/pipeline.py: a layer pipeline, groups of consecutive layers on core
+#: counts searched to balance the stage times, nnx/mesh/pipeline_search.py),
+#: `proportional` (nnx/mesh/throughput.py: the first throughput schedule, a pipeline
+#: of stages, one per core, each op on cores in proportion to its work), `stages`
+#: (the original schedule: one core per stage, an op on half its share of the cores)
+SCHEDULES = ("latency", "throughput", "proportional", "stages")
 
 
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
@@ -168,6 +170,12 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     tgt = load_target(target)
     main = main_function(module)
     _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
+    if schedule == "throughput" and check == "compile":
+        for fill in LATENCY_FILLS:
+            try:
+                return _compile_pipeline(main, tgt, target, fill)
+            except MeshFitError:
+                pass  # a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
         for fill in LATENCY_FILLS:
             try:
@@ -190,7 +198,7 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
 def _shares() -> dict:
     from nnx.mesh.throughput import throughput_share
 
-    return {"throughput": throughput_share}
+    return {"proportional": throughput_share}
 
 
 def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
@@ -345,6 +353,50 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
         mod, arg_names, _ = modules[s]
         received = tuple(piece_name(pc) for pc in ios[s].recv)
         prog = _lower_stage(mod, tgt, target, schedule=False, reuse=core_memory, received=received)
+        if prog.program.storage_bytes > core_memory:
+            big = _largest_op(plan, plan.stages[s], returned)
+            raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
+        progs[s] = prog
+    return _assemble(plan, ios, [progs[s] for s in range(len(modules))], cores, edges, tgt, fill)
+
+
+def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCompilation:
+    """The `throughput` schedule (nnx/mesh/pipeline.py) with one planned fill: the
+    layer groups and core counts of the pipeline search, each op split over its
+    group's cores, the parts placed group by group, each core's program lowered
+    in graph order. Raises MeshFitError when no pipeline or no core's program fits."""
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.pipeline import layers_of, machine_of, pipeline_shares, place_groups
+    from nnx.mesh.pipeline_search import best_pipeline
+
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    returned = list(main.body.block.last_op.operands)
+    machine = machine_of(tgt, fill)
+    try:
+        pipe = best_pipeline(layers_of(ops, tgt), machine)
+    except ValueError:
+        raise MeshFitError("memory", op_label(ops[0]), 0, tgt.mesh.core_memory_bytes, ops[0]) from None
+    plan = plan_partition(ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, fill, returned,
+                          pipeline_shares(pipe), windows=True)
+    plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height, machine.budget)
+    return _lower_in_order(plan, cores, main, tgt, target, fill)
+
+
+def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target: str,
+                    fill: float) -> MeshCompilation:
+    """The mesh program of a plan placed on `cores` whose every core runs its items in
+    graph order: each core's program lowered without list scheduling, its memory
+    reused as far as it must to fit (the latency schedule's lowering). Raises
+    MeshFitError (`lowered`) when a core's program overflows even so."""
+    from nnx.mesh.core_graph import piece_name
+
+    core_memory = tgt.mesh.core_memory_bytes
+    returned = list(main.body.block.last_op.operands)
+    ios, modules, edges = _stage_modules(plan, main)
+    progs = {}
+    for s in sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes):
+        received = tuple(piece_name(pc) for pc in ios[s].recv)
+        prog = _lower_stage(modules[s][0], tgt, target, schedule=False, reuse=core_memory, received=received)
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)

@@ -1,0 +1,168 @@
+"""The `pipeline` schedule (docs/mesh.md, "Schedules"): a stream of inputs through a
+layer pipeline whose groups of consecutive layers and core counts the search of
+nnx/mesh/pipeline_search.py balances.
+
+* `layers_of(ops, target)`: the search's plain data for each op, by the target's
+  cost definitions (`graph_costs.op_unit_cycles`) and the partitioner's byte and
+  split rules (nnx/mesh/partition.py, nnx/mesh/rows.py);
+* `pipeline_shares(pipe)`: the parts of every op, which the partitioner takes as
+  its compute share (`plan_partition(..., share=[...])`; its memory and row rules
+  may still ask for more);
+* `place_groups(plan, pipe, width, height, budget)`: the plan's parts onto the
+  cores, group g on its own run of positions of the snake through the mesh
+  (nnx/mesh/latency.py, `snake`), part j of an op of k parts at position
+  `j x n / k` of its group's n, so that the layers of a group cut alike sit part for
+  part on the same cores (row splits then exchange only halo rows with neighbours)
+  and consecutive groups are neighbours.
+
+Each core then runs its parts in graph order, lowered without list scheduling, as
+the latency schedule does (its deadlock-freedom argument holds unchanged); with
+`nnx-run --stream N` a group works on input k + 1 while the next works on input k,
+every receive buffer holding two inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from xdsl.ir import Operation
+
+from nnx.mesh.partition import RETURN, Plan, Stage, const_bytes, nbytes, split_axis
+from nnx.mesh.pipeline_search import Layer, Machine, Pipeline
+
+
+def layer_of(op: Operation, target) -> Layer:
+    """The search's view of one op (pipeline_search.Layer): its one-core cycles by the
+    target's cost definitions, bytes, and how the partitioner would split it."""
+    from nnx.graph_costs import op_unit_cycles
+    from nnx.mesh.partition import act_operands
+    from nnx.mesh.rows import ROW_AXIS, can_split_rows, windowed_operands
+
+    _, cycles = op_unit_cycles(target, op)
+    w = const_bytes(op)
+    ins = sum(nbytes(v) for v in act_operands(op))
+    outs = sum(nbytes(r) for r in op.results)
+    parts, by_rows = 1, False
+    if can_split_rows(op) and sum(nbytes(op.operands[k]) for k in windowed_operands(op)) >= w:
+        out = op.results[0].type.get_shape()
+        by_rows, parts = True, int(out[ROW_AXIS] if len(out) == 4 else out[-2] if len(out) >= 2 else 1)
+    elif (ax := split_axis(op)) is not None and ax[2] == "concat":
+        parts = int(ax[1])
+    return Layer(float(cycles), w, ins, outs, parts, by_rows)
+
+
+def layers_of(ops: list[Operation], target) -> list[Layer]:
+    """`layer_of` for every op, in order; an op that the partitioner would run on
+    the pieces of the op before it (not a matrix op, its first activation operand
+    that op's result, splittable by rows or channels alike) `joins` its group."""
+    from dataclasses import replace as with_
+
+    from nnx.dialects.traits import MatrixCompute
+    from nnx.mesh.partition import act_operands
+
+    out = []
+    for i, op in enumerate(ops):
+        x = layer_of(op, target)
+        acts = act_operands(op)
+        if i > 0 and acts and acts[0].owner is ops[i - 1] and not op.has_trait(MatrixCompute) \
+                and split_axis(op) is None:
+            x = with_(x, joins=True)
+        out.append(x)
+    return out
+
+
+def machine_of(target, fill: float) -> Machine:
+    """The search's view of a mesh target, planning `fill` of each core's memory."""
+    m = target.mesh
+    return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle))
+
+
+def pipeline_shares(pipe: Pipeline) -> list[int]:
+    """The parts the pipeline gives each op: the partitioner's per-op share."""
+    return list(pipe.parts)
+
+
+def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
+    """The plan's parts on the cores by the pipeline's groups (module docstring): a
+    plan with one stage per used core, its items in graph order, and each stage's
+    core. A part takes the first position of its group's run, from its wanted one,
+    that holds no other part of its op and has room in `budget` planned bytes, else
+    the least loaded; a stage of whole ops stays together on the least loaded
+    position of its first op's group; an assembled graph output goes with its
+    producer's group."""
+    from nnx.mesh.latency import snake
+    from nnx.mesh.stage_merge import item_order
+
+    path = snake(width, height)
+    group_of, start = {}, []
+    pos = 0
+    for g, (a, b, n) in enumerate(pipe.groups):
+        start.append(pos)
+        for i in range(a, b):
+            group_of[i] = g
+        pos += n
+    parts: dict[int, list[int]] = {}
+    for s in plan.stages:
+        for i, part in s.items:
+            if i != RETURN:
+                parts.setdefault(i, []).append(part or 0)
+    rank = {i: {p: r for r, p in enumerate(sorted(ps))} for i, ps in parts.items()}
+    load = [0.0] * len(path)
+    held: list[set[int]] = [set() for _ in path]
+    slot_of: dict[tuple[int, int | None], int] = {}
+
+    def group_slots(i: int) -> list[int]:
+        g = group_of[i]
+        return list(range(start[g], start[g] + pipe.groups[g][2]))
+
+    for s in plan.stages:
+        units = [([it], s.bytes / len(s.items)) for it in s.items] if s.split else [(list(s.items), float(s.bytes))]
+        for items, nb in units:
+            i, part = items[0]
+            if i == RETURN:  # an assembled output: with the op producing it
+                i = plan.ops.index(_returned_owner(plan, part))
+            slots = group_slots(i)
+            if len(items) == 1 and items[0][0] != RETURN and len(parts[i]) > 1:
+                k = len(parts[i])
+                want = rank[i][part or 0] * len(slots) // k
+                order = slots[want:] + slots[:want]
+                slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
+                if slot is None:
+                    slot = min(order, key=lambda t: (i in held[t], load[t]))
+            else:
+                slot = min(slots, key=lambda t: load[t])
+            load[slot] += nb
+            held[slot].add(i)
+            for it in items:
+                slot_of[it] = slot
+    used = sorted(set(slot_of.values()))
+    new_index = {slot: k for k, slot in enumerate(used)}
+    stages = [Stage(k, [], 0, 0.0, False) for k in range(len(used))]
+    for it, slot in slot_of.items():
+        stages[new_index[slot]].items.append(it)
+    for s in plan.stages:
+        for it in s.items:
+            st = stages[new_index[slot_of[it]]]
+            st.bytes += s.bytes // len(s.items)
+            st.cost += s.cost / len(s.items)
+            st.split = st.split or s.split
+    for st in stages:
+        st.items.sort(key=lambda it: item_order(it, plan))
+    where = {}
+    for key, s in plan.where.items():
+        if key not in slot_of:  # a reduction's result: on the stage of its last part
+            key_item = max((it for it in plan.stages[s].items if it[0] == key[0]), key=lambda it: it[1] or 0)
+            where[key] = new_index[slot_of[key_item]]
+        else:
+            where[key] = new_index[slot_of[key]]
+    return replace(plan, stages=stages, where=where), [path[slot] for slot in used]
+
+
+def _returned_owner(plan: Plan, k: int) -> Operation:
+    """The op producing graph output k (an assembled split output's RETURN item)."""
+    from xdsl.dialects import func
+
+    block = plan.ops[0].parent_block()
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    return ret.operands[k].owner
