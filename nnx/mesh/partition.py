@@ -569,7 +569,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         def fit(load_windows: bool) -> tuple[int, tuple[int, ...], list] | None:
             """The fewest parts (from the compute share or the input's split on) whose
             every part fits the budget: (k, bounds, parts), or None."""
-            k = max(1, min(max([k_compute] + fed), rows))
+            # a schedule's own parts (a list share) stand; else at least the input's pieces
+            k = max(1, min(max([k_compute] + ([] if isinstance(share, list) else fed)), rows))
             while k <= rows:
                 bounds = bounds_of(rows, k)
                 parts = [part(bounds[j], bounds[j + 1], load_windows) for j in range(k)]

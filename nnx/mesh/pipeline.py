@@ -53,8 +53,8 @@ def layer_of(op: Operation, target) -> Layer:
 
 def layers_of(ops: list[Operation], target) -> list[Layer]:
     """`layer_of` for every op, in order; an op that the partitioner would run on
-    the pieces of the op before it (not a matrix op, its first activation operand
-    that op's result, splittable by rows or channels alike) `joins` its group."""
+    the pieces of the op before it (not a matrix op, an activation operand that
+    op's result, not split by channels of its own) `joins` its group."""
     from dataclasses import replace as with_
 
     from nnx.dialects.traits import MatrixCompute
@@ -64,7 +64,7 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
     for i, op in enumerate(ops):
         x = layer_of(op, target)
         acts = act_operands(op)
-        if i > 0 and acts and acts[0].owner is ops[i - 1] and not op.has_trait(MatrixCompute) \
+        if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
                 and split_axis(op) is None:
             x = with_(x, joins=True)
         out.append(x)
