@@ -52,7 +52,7 @@ def layer_of(op: Operation, target) -> Layer:
 
 
 def layers_of(ops: list[Operation], target) -> list[Layer]:
-    """`layer_of` for every op, in order; an op that the partitioner would run on
+    """`layer_of` for every op, in order, with its operands' producers; an op that the partitioner would run on
     the pieces of the op before it (not a matrix op, an activation operand that
     op's result, not split by channels of its own) `joins` its group."""
     from dataclasses import replace as with_
@@ -61,9 +61,11 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
     from nnx.mesh.partition import act_operands
 
     out = []
+    index = {id(op): i for i, op in enumerate(ops)}
     for i, op in enumerate(ops):
         x = layer_of(op, target)
         acts = act_operands(op)
+        x = with_(x, operands=tuple((index.get(id(v.owner), -1), nbytes(v)) for v in acts))
         if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
                 and split_axis(op) is None:
             x = with_(x, joins=True)
@@ -74,7 +76,8 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
 def machine_of(target, fill: float) -> Machine:
     """The search's view of a mesh target, planning `fill` of each core's memory."""
     m = target.mesh
-    return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle))
+    return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
+                   float(target.storage.dma_bytes_per_cycle))
 
 
 def pipeline_shares(pipe: Pipeline) -> list[int]:

@@ -1,37 +1,42 @@
-"""The layer-pipeline search of the `pipeline` schedule (docs/mesh.md, "Schedules"):
+"""The layer-pipeline search of the `throughput` schedule (docs/mesh.md, "Schedules"):
 contiguous layer groups and a core count per group that balance the stage times
 of a stream, as SET and Tangram search them.
 
 Pure functions over plain data. A graph is a list of `Layer`s in topological order
-(the non-constant ops of @main, nnx/mesh/pipeline.py builds them with the target's
+(the non-constant ops of @main; nnx/mesh/pipeline.py builds them with the target's
 cost definitions, `graph_costs.op_unit_cycles`); a *group* is a run [a, b) of
 consecutive layers that owns n cores of its own (a layer that `joins` the one
-before, an elementwise op on its parts, never starts one). Every layer of a group is split
-over (up to) the group's n cores, part j of each on the group's j-th core, so the
-group's cores run the group's layers one after another on one input while the
-next group works on the input before: a pipeline stage. With a stream the
-pipeline delivers one inference per `bottleneck` cycles, the slowest stage's time.
+before, an elementwise op on its parts, never starts one). Every layer of a group
+is split over (up to) the group's n cores, part j of each on the group's j-th
+core, so the group's cores run the group's layers one after another on one input
+while the next group works on the input before: a pipeline stage. With a stream
+the pipeline delivers one inference per `bottleneck` cycles, the slowest stage's.
 
-Cost model of a stage (`stage_time`): its layers one after another, each taking
-  its one-core cycles / k  (k = min(n, the parts the layer allows)) + PART_OVERHEAD
-  + what its parts receive inside the group: a layer split by output channels
-    (weights outweigh activations) gathers its whole input on every part,
-    in_bytes x (k - 1) / k over one link; a layer split by rows only its halo
-    (taken as nothing);
-where the group's first layer receives its input from the group before while the
-stage works on the input before (double-buffered receives): that costs no time in
-the stage, but bounds it from below at the bytes a core receives (its band of
-rows, or the whole input) over one link. A core holds its share of every layer's weights and
-the largest of its layers' activations (memory reuse over time): a group whose
-cores that does not fit (`stage_bytes` > the budget) cannot take n cores.
+Cost model of a stage (`stage_time`), calibrated on ResNet-18 in the mesh
+simulator (docs/mesh.md): its layers one after another, each taking on each of
+its k parts (`layer_parts`: at most min(n, max_parts), whole rows or channels)
+  its one-core cycles x the largest part's share (ceil(max_parts / k) / max_parts)
+  + PART_OVERHEAD
+  + for each activation operand, the bytes its part receives (a row split: its
+    band, bytes x that share; a channel split or a whole layer: all of it), copied once
+    into the part's input (the concatenation of received pieces: read and
+    written at `dma_bytes_per_cycle`), and when the operand comes from inside
+    the group, also its arrival over one link (a row split reading its
+    group's row split: only the halo, taken as nothing);
+an operand from an earlier group (or a graph input) arrives while the stage works
+on the input before (double-buffered receives): it costs no waiting, but the
+bytes a core receives from outside bound the stage from below at their time over
+one link. A core holds its share of every layer's weights and the largest of its
+layers' activations (memory reuse over time): a group whose cores that does not
+fit (`stage_bytes` > the budget) cannot take n cores.
 
 The search (`best_pipeline`) minimises the bottleneck over every partition into
-groups and every core count with at most `ncores` cores in all: for a bottleneck T,
-`cores_for` finds by dynamic programming over the layer order the fewest cores
-whose groups all take at most T (a group's least n with time <= T, which is
-monotone in n); the least feasible T is found by bisection over the finitely
-many stage times (the feasibility of a bound is monotone in it). Exact for this cost model
-(test/python/test_pipeline_search.py checks it against brute force).
+groups and every core count with at most `ncores` cores in all: for a bottleneck
+T, `cores_for` finds by dynamic programming over the layer order the fewest cores
+whose groups all take at most T (each group's least such n); the least feasible
+T is found by bisection over the finitely many stage times (feasibility is
+monotone in T). Exact for this cost model (test/python/test_pipeline_search.py
+checks it against brute force).
 """
 
 from __future__ import annotations
@@ -56,8 +61,8 @@ class Layer:
     cycles: its time on one core by the target's cost definitions; weight_bytes,
     in_bytes, out_bytes: its constant operands, activation operands and results;
     max_parts: the most parts it can be split into (1: whole); by_rows: split by
-    output rows (activations outweigh weights), else by output channels; joins:
-    see below."""
+    output rows (activations outweigh weights), else by output channels; operands
+    and joins: see below."""
 
     cycles: float
     weight_bytes: int = 0
@@ -65,6 +70,9 @@ class Layer:
     out_bytes: int = 0
     max_parts: int = 1
     by_rows: bool = False
+    #: (producing layer's index, or -1 for a graph input, bytes) of each activation
+    #: operand; empty: one operand of in_bytes from the layer before
+    operands: tuple[tuple[int, int], ...] = ()
     #: runs piecewise on the parts of the layer before (an elementwise op, pool or
     #: batch norm after a split op): it cannot start a group
     joins: bool = False
@@ -72,12 +80,14 @@ class Layer:
 
 @dataclass(frozen=True)
 class Machine:
-    """What the search knows of the mesh: cores, the bytes a core's plan may use, and
-    a NoC link's bytes per cycle."""
+    """What the search knows of the mesh: cores, the bytes a core's plan may use, a
+    NoC link's and a core's DMA bytes per cycle."""
 
     ncores: int
     budget: float
     link_bytes_per_cycle: float
+    #: a core's DMA bytes per cycle (copies within its memory)
+    dma_bytes_per_cycle: float = 64.0
 
 
 @dataclass(frozen=True)
@@ -99,27 +109,50 @@ class Pipeline:
 
 
 def layer_parts(layer: Layer, n: int) -> int:
-    """The parts a layer of a group of n cores is split into."""
-    return max(1, min(n, layer.max_parts))
+    """The parts a layer of a group of n cores is split into: the fewest whose
+    largest part is as small as on min(n, max_parts) parts (56 rows on 43 cores:
+    28 parts of 2 rows)."""
+    p = max(1, layer.max_parts)
+    return -(-p // -(-p // max(1, min(n, p))))
 
 
-def layer_time(layer: Layer, n: int, machine: Machine, first: bool = False) -> float:
-    """A layer's time in a group of n cores: its compute over its parts, the part
-    overhead, and (a channel split, not the group's first layer, whose input comes
-    double-buffered from the group before) the gathering of its whole input on every
-    part."""
-    k = layer_parts(layer, n)
-    t = layer.cycles / k + PART_OVERHEAD
-    if k > 1 and not layer.by_rows and not first:
-        t += layer.in_bytes * (k - 1) / k / machine.link_bytes_per_cycle
-    return t
+def part_share(layer: Layer, k: int) -> float:
+    """The fraction of the layer its largest of k parts holds (whole rows or
+    channels: ceil(max_parts / k) of them)."""
+    p = max(1, layer.max_parts)
+    return -(-p // k) / p
 
 
-def received_bytes(layer: Layer, n: int) -> float:
-    """The input bytes a core of a group of n receives for the layer: its rows' band,
-    or (a channel split or a whole layer) all of it."""
-    k = layer_parts(layer, n)
-    return layer.in_bytes / k if layer.by_rows else float(layer.in_bytes)
+def operands_of(layers: list[Layer], i: int) -> tuple[tuple[int, int], ...]:
+    """Layer i's activation operands (producer, bytes)."""
+    x = layers[i]
+    return x.operands or ((i - 1, x.in_bytes),)
+
+
+def operand_time(x: Layer, nbytes: int, k: int, inside: bool, machine: Machine) -> tuple[float, float]:
+    """(time in the stage, bytes from outside the group) of an operand of `nbytes`
+    of layer x on k parts, produced inside its group or not (module docstring)."""
+    got = nbytes * part_share(x, k) if x.by_rows else float(nbytes)
+    copy = 2 * got / machine.dma_bytes_per_cycle if k > 1 or not inside else 0.0
+    if not inside:
+        return copy, got
+    if x.by_rows or k == 1:
+        return 0.0, 0.0
+    return got * (k - 1) / k / machine.link_bytes_per_cycle + copy, 0.0
+
+
+def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
+    """Group [a, b)'s time per inference on n cores (the module docstring's model)."""
+    t, outside = 0.0, 0.0
+    for i in range(a, b):
+        x = layers[i]
+        k = layer_parts(x, n)
+        t += x.cycles * part_share(x, k) + PART_OVERHEAD
+        for p, nb in operands_of(layers, i):
+            dt, ob = operand_time(x, nb, k, p >= a, machine)
+            t += dt
+            outside += ob
+    return max(t, outside / machine.link_bytes_per_cycle)
 
 
 def layer_bytes(layer: Layer, n: int) -> tuple[float, float]:
@@ -128,62 +161,75 @@ def layer_bytes(layer: Layer, n: int) -> tuple[float, float]:
     if k == 1:
         return float(layer.weight_bytes), float(layer.in_bytes + layer.out_bytes)
     if layer.by_rows:
-        return float(layer.weight_bytes), (layer.in_bytes + layer.out_bytes) / k
-    return layer.weight_bytes / k, layer.in_bytes + layer.out_bytes / k
+        return float(layer.weight_bytes), (layer.in_bytes + layer.out_bytes) * part_share(layer, k)
+    return layer.weight_bytes * part_share(layer, k), layer.in_bytes + layer.out_bytes * part_share(layer, k)
 
 
-def stage_time(layers: list[Layer], n: int, machine: Machine) -> float:
-    """A group's time per inference on n cores (the module docstring's cost model)."""
-    if not layers:
-        return 0.0
-    inside = sum(layer_time(x, n, machine, first=j == 0) for j, x in enumerate(layers))
-    return max(inside, received_bytes(layers[0], n) / machine.link_bytes_per_cycle)
-
-
-def stage_bytes(layers: list[Layer], n: int) -> float:
-    """The bytes a core of a group of n holds: its share of every layer's weights and
-    the largest of its layers' activations (reused over time)."""
-    held = [layer_bytes(x, n) for x in layers]
+def stage_bytes(layers: list[Layer], a: int, b: int, n: int) -> float:
+    """The bytes a core of group [a, b) on n cores holds: its share of every layer's
+    weights and the largest of its layers' activations (reused over time)."""
+    held = [layer_bytes(x, n) for x in layers[a:b]]
     return sum(w for w, _ in held) + max((a for _, a in held), default=0.0)
 
 
 def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarray]:
     """time[a, b - a - 1, n - 1] and fits[...] of every group [a, b) of at most
-    GROUP_MAX layers on n cores (inf where the group does not exist)."""
+    GROUP_MAX layers on n cores (inf where the group does not exist): `stage_time`
+    and `stage_bytes` for all of them at once."""
     L, N = len(layers), machine.ncores
     G = min(GROUP_MAX, L)
     ns = np.arange(1, N + 1)
-    per = np.zeros((L, N))  # layer i's time on a group of n cores, as its first layer
-    gather = np.zeros((L, N))  # and what it adds when it is not the first
-    floor = np.zeros((L, N))  # a group starting at layer i: its input over one link
+    ks, fr = [], []
+    for x in layers:
+        p = max(1, x.max_parts)
+        k = -(-p // -(-p // np.minimum(ns, p)))  # layer_parts for every n
+        ks.append(k)
+        fr.append(-(-p // k) / p)  # part_share
+    per = np.array([x.cycles * f + PART_OVERHEAD for x, f in zip(layers, fr)])
     w = np.zeros((L, N))
     act = np.zeros((L, N))
-    link = machine.link_bytes_per_cycle
+    ops = [operands_of(layers, i) for i in range(L)]
+    # per operand: (producer, time inside, time outside, bytes from outside), over n
+    opt = []
     for i, x in enumerate(layers):
-        ks = np.maximum(1, np.minimum(ns, x.max_parts))
-        per[i] = x.cycles / ks + PART_OVERHEAD
-        if not x.by_rows:
-            gather[i] = np.where(ks > 1, x.in_bytes * (ks - 1) / ks / link, 0.0)
-            w[i] = np.where(ks > 1, x.weight_bytes / ks, x.weight_bytes)
-            act[i] = np.where(ks > 1, x.in_bytes + x.out_bytes / ks, x.in_bytes + x.out_bytes)
-            floor[i] = x.in_bytes / link
-        else:
+        k = ks[i]
+        if x.by_rows or x.max_parts == 1:
             w[i] = x.weight_bytes
-            act[i] = (x.in_bytes + x.out_bytes) / ks
-            floor[i] = x.in_bytes / ks / link
+            act[i] = (x.in_bytes + x.out_bytes) * fr[i]
+        else:
+            w[i] = x.weight_bytes * fr[i]
+            act[i] = x.in_bytes + x.out_bytes * fr[i]
+        row = []
+        for p, nb in ops[i]:
+            got = nb * fr[i] if x.by_rows else np.full(N, float(nb))
+            copy = 2 * got / machine.dma_bytes_per_cycle
+            if x.by_rows:
+                inside = np.zeros(N)
+            else:
+                inside = np.where(k > 1, got * (k - 1) / k / machine.link_bytes_per_cycle + copy, 0.0)
+            row.append((p, inside, copy, got))
+        opt.append(row)
     time = np.full((L, G, N), np.inf)
     fits = np.zeros((L, G, N), dtype=bool)
     for a in range(L):
         if a > 0 and layers[a].joins:
             continue  # no group starts here
-        t = -gather[a]  # the first layer gathers nothing
+        t = np.zeros(N)
+        outside = np.zeros(N)
         wsum = np.zeros(N)
         amax = np.zeros(N)
         for g in range(min(G, L - a)):
-            t = t + per[a + g] + gather[a + g]
-            wsum = wsum + w[a + g]
-            amax = np.maximum(amax, act[a + g])
-            time[a, g] = np.maximum(t, floor[a])
+            i = a + g
+            t = t + per[i]
+            for p, inside, copy, got in opt[i]:
+                if p >= a:
+                    t = t + inside
+                else:
+                    t = t + copy
+                    outside = outside + got
+            wsum = wsum + w[i]
+            amax = np.maximum(amax, act[i])
+            time[a, g] = np.maximum(t, outside / machine.link_bytes_per_cycle)
             fits[a, g] = wsum + amax <= machine.budget
     return time, fits
 
