@@ -21,8 +21,11 @@ its k parts (`layer_parts`: at most min(n, max_parts), whole rows or channels)
     band, bytes x that share; a channel split or a whole layer: all of it), copied once
     into the part's input (the concatenation of received pieces: read and
     written at `dma_bytes_per_cycle`), and when the operand comes from inside
-    the group, also its arrival over one link (a row split reading its
-    group's row split: only the halo, taken as nothing);
+    the group, also its arrival over one link (none for a row split reading a
+    row split of as many parts, whose bands lie on the same cores but for the
+    halo, or a whole layer reading one on its core);
+  + its piece of the result sent (a multicast, over one link) once to each
+    reader in a later group;
 an operand from an earlier group (or a graph input) arrives while the stage works
 on the input before (double-buffered receives): it costs no waiting, but the
 bytes a core receives from outside bound the stage from below at their time over
@@ -129,29 +132,47 @@ def operands_of(layers: list[Layer], i: int) -> tuple[tuple[int, int], ...]:
     return x.operands or ((i - 1, x.in_bytes),)
 
 
-def operand_time(x: Layer, nbytes: int, k: int, inside: bool, machine: Machine) -> tuple[float, float]:
+def operand_time(x: Layer, nbytes: int, k: int, src: Layer | None, k_src: int,
+                 machine: Machine) -> tuple[float, float]:
     """(time in the stage, bytes from outside the group) of an operand of `nbytes`
-    of layer x on k parts, produced inside its group or not (module docstring)."""
+    of layer x on k parts; `src`: its producer when inside the group (on k_src
+    parts), else None (module docstring)."""
     got = nbytes * part_share(x, k) if x.by_rows else float(nbytes)
-    copy = 2 * got / machine.dma_bytes_per_cycle if k > 1 or not inside else 0.0
-    if not inside:
+    copy = 2 * got / machine.dma_bytes_per_cycle
+    if src is None:
         return copy, got
+    if k_src == k and (k == 1 or (x.by_rows and src.by_rows)):
+        return 0.0, 0.0  # on the same core, or row bands cut alike: the halo only
     if x.by_rows or k == 1:
-        return 0.0, 0.0
+        return got / machine.link_bytes_per_cycle + copy, 0.0
     return got * (k - 1) / k / machine.link_bytes_per_cycle + copy, 0.0
+
+
+def consumers(layers: list[Layer]) -> list[list[int]]:
+    """The layers reading each layer's result (once per operand)."""
+    out: list[list[int]] = [[] for _ in layers]
+    for j in range(len(layers)):
+        for p, _ in operands_of(layers, j):
+            if p >= 0:
+                out[p].append(j)
+    return out
 
 
 def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
     """Group [a, b)'s time per inference on n cores (the module docstring's model)."""
     t, outside = 0.0, 0.0
+    readers = consumers(layers)
     for i in range(a, b):
         x = layers[i]
         k = layer_parts(x, n)
         t += x.cycles * part_share(x, k) + PART_OVERHEAD
         for p, nb in operands_of(layers, i):
-            dt, ob = operand_time(x, nb, k, p >= a, machine)
+            src = layers[p] if p >= a else None
+            dt, ob = operand_time(x, nb, k, src, layer_parts(src, n) if src else 0, machine)
             t += dt
             outside += ob
+        # its piece sent once (a multicast) to each later group's reader
+        t += sum(1 for j in readers[i] if j >= b) * x.out_bytes * part_share(x, k) / machine.link_bytes_per_cycle
     return max(t, outside / machine.link_bytes_per_cycle)
 
 
@@ -203,12 +224,16 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
         for p, nb in ops[i]:
             got = nb * fr[i] if x.by_rows else np.full(N, float(nb))
             copy = 2 * got / machine.dma_bytes_per_cycle
-            if x.by_rows:
-                inside = np.zeros(N)
-            else:
-                inside = np.where(k > 1, got * (k - 1) / k / machine.link_bytes_per_cycle + copy, 0.0)
+            inside = np.zeros(N)
+            if p >= 0:  # operand_time with the producer in the group
+                link = machine.link_bytes_per_cycle
+                same = (ks[p] == k) & ((k == 1) | (x.by_rows and layers[p].by_rows))
+                moved = got / link if x.by_rows else np.where(k > 1, got * (k - 1) / k / link, got / link)
+                inside = np.where(same, 0.0, moved + copy)
             row.append((p, inside, copy, got))
         opt.append(row)
+    readers = consumers(layers)
+    piece = [x.out_bytes * f / machine.link_bytes_per_cycle for x, f in zip(layers, fr)]
     time = np.full((L, G, N), np.inf)
     fits = np.zeros((L, G, N), dtype=bool)
     for a in range(L):
@@ -220,10 +245,11 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
         amax = np.zeros(N)
         for g in range(min(G, L - a)):
             i = a + g
-            t = t + per[i]
+            # layer i's piece goes to each of its readers, all after the group yet
+            t = t + per[i] + len(readers[i]) * piece[i]
             for p, inside, copy, got in opt[i]:
-                if p >= a:
-                    t = t + inside
+                if p >= a:  # read inside the group now: not sent for this reader
+                    t = t + inside - piece[p]
                 else:
                     t = t + copy
                     outside = outside + got
