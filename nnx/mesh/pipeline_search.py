@@ -176,20 +176,24 @@ def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) ->
     return max(t, outside / machine.link_bytes_per_cycle)
 
 
-def layer_bytes(layer: Layer, n: int) -> tuple[float, float]:
-    """(weights, activations) a core of a group of n holds for the layer."""
+def layer_bytes(layer: Layer, n: int, budget: float = float("inf")) -> tuple[float, float]:
+    """(weights, activations) a core of a group of n holds for the layer (a channel
+    split whose whole input exceeds `budget` is cut along its input too: the
+    partitioner's reduction or 2-D split)."""
     k = layer_parts(layer, n)
+    f = part_share(layer, k)
     if k == 1:
         return float(layer.weight_bytes), float(layer.in_bytes + layer.out_bytes)
     if layer.by_rows:
-        return float(layer.weight_bytes), (layer.in_bytes + layer.out_bytes) * part_share(layer, k)
-    return layer.weight_bytes * part_share(layer, k), layer.in_bytes + layer.out_bytes * part_share(layer, k)
+        return float(layer.weight_bytes), (layer.in_bytes + layer.out_bytes) * f
+    held_in = layer.in_bytes * f if layer.in_bytes > budget else layer.in_bytes
+    return layer.weight_bytes * f, held_in + layer.out_bytes * f
 
 
-def stage_bytes(layers: list[Layer], a: int, b: int, n: int) -> float:
+def stage_bytes(layers: list[Layer], a: int, b: int, n: int, budget: float = float("inf")) -> float:
     """The bytes a core of group [a, b) on n cores holds: its share of every layer's
     weights and the largest of its layers' activations (reused over time)."""
-    held = [layer_bytes(x, n) for x in layers[a:b]]
+    held = [layer_bytes(x, n, budget) for x in layers[a:b]]
     return sum(w for w, _ in held) + max((a for _, a in held), default=0.0)
 
 
@@ -219,7 +223,8 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
             act[i] = (x.in_bytes + x.out_bytes) * fr[i]
         else:
             w[i] = x.weight_bytes * fr[i]
-            act[i] = x.in_bytes + x.out_bytes * fr[i]
+            held_in = x.in_bytes * fr[i] if x.in_bytes > machine.budget else x.in_bytes
+            act[i] = np.where(k > 1, held_in + x.out_bytes * fr[i], x.in_bytes + x.out_bytes)
         row = []
         for p, nb in ops[i]:
             got = nb * fr[i] if x.by_rows else np.full(N, float(nb))

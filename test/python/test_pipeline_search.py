@@ -26,7 +26,7 @@ def _brute(layers, machine):
         for ns in itertools.product(range(1, machine.ncores + 1), repeat=len(groups)):
             if sum(ns) > machine.ncores:
                 continue
-            if any(stage_bytes(layers, a, b, n) > machine.budget for (a, b), n in zip(groups, ns)):
+            if any(stage_bytes(layers, a, b, n, machine.budget) > machine.budget for (a, b), n in zip(groups, ns)):
                 continue
             best = min(best, max(stage_time(layers, a, b, n, machine) for (a, b), n in zip(groups, ns)))
     return best
@@ -132,4 +132,4 @@ def test_optimal_against_brute_force(seed):
     # the reported stage times are the cost model's
     for (a, b, n), t in zip(pipe.groups, pipe.stage_times):
         assert t == pytest.approx(stage_time(layers, a, b, n, machine))
-        assert stage_bytes(layers, a, b, n) <= machine.budget
+        assert stage_bytes(layers, a, b, n, machine.budget) <= machine.budget
