@@ -171,11 +171,11 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     main = main_function(module)
     _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
     if schedule == "throughput" and check == "compile":
-        for fill in LATENCY_FILLS:
+        for fill, copies in PIPELINE_PLANS:
             try:
-                return _compile_pipeline(main, tgt, target, fill)
+                return _compile_pipeline(main, tgt, target, fill, copies)
             except MeshFitError:
-                pass  # a core overflowed: an emptier plan may fit
+                pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
         for fill in LATENCY_FILLS:
             try:
@@ -360,7 +360,13 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     return _assemble(plan, ios, [progs[s] for s in range(len(modules))], cores, edges, tgt, fill)
 
 
-def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCompilation:
+#: the (fill, activation copies) the throughput schedule's search plans with, in
+#: turn (nnx/mesh/pipeline_search.py, ACTIVATION_COPIES): the model's memory first,
+#: then its lower bound, then emptier plans
+PIPELINE_PLANS = ((MEMORY_FILL, 2.0), (MEMORY_FILL, 1.0), (0.45, 1.0), (0.3, 1.0))
+
+
+def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: float = 2.0) -> MeshCompilation:
     """The `throughput` schedule (nnx/mesh/pipeline.py) with one planned fill: the
     layer groups and core counts of the pipeline search, each op split over its
     group's cores, the parts placed group by group, each core's program lowered
@@ -371,7 +377,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    machine = machine_of(tgt, fill)
+    machine = machine_of(tgt, fill, copies)
     try:
         pipe = best_pipeline(layers_of(ops, tgt), machine)
     except ValueError:

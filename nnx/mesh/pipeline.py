@@ -28,7 +28,7 @@ from dataclasses import replace
 from xdsl.ir import Operation
 
 from nnx.mesh.partition import RETURN, Plan, Stage, const_bytes, nbytes, split_axis
-from nnx.mesh.pipeline_search import Layer, Machine, Pipeline
+from nnx.mesh.pipeline_search import ACTIVATION_COPIES, Layer, Machine, Pipeline
 
 
 def layer_of(op: Operation, target) -> Layer:
@@ -69,15 +69,18 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
         if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
                 and split_axis(op) is None:
             x = with_(x, joins=True)
+            if x.max_parts == 1:  # it follows the pieces of the layer before
+                x = with_(x, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
         out.append(x)
     return out
 
 
-def machine_of(target, fill: float) -> Machine:
-    """The search's view of a mesh target, planning `fill` of each core's memory."""
+def machine_of(target, fill: float, copies: float = ACTIVATION_COPIES) -> Machine:
+    """The search's view of a mesh target, planning `fill` of each core's memory and
+    `copies` of a layer's activations."""
     m = target.mesh
     return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
-                   float(target.storage.dma_bytes_per_cycle))
+                   float(target.storage.dma_bytes_per_cycle), copies)
 
 
 def pipeline_shares(pipe: Pipeline) -> list[int]:

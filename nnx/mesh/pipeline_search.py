@@ -30,8 +30,16 @@ an operand from an earlier group (or a graph input) arrives while the stage work
 on the input before (double-buffered receives): it costs no waiting, but the
 bytes a core receives from outside bound the stage from below at their time over
 one link. A core holds its share of every layer's weights and the largest of its
-layers' activations (memory reuse over time): a group whose cores that does not
-fit (`stage_bytes` > the budget) cannot take n cores.
+layers' activations (memory reuse over time; `layer_bytes`): a group whose cores
+that does not fit (`stage_bytes` > the budget) cannot take n cores.
+
+Skips. With a stream, a SEND of inference i waits until its destination has begun
+inference i - 1 (two receive buffers). A message from group g to group g + 2 (a
+residual connection around a group) thus holds g at most one inference ahead of
+g + 2, where a full pipeline runs it two ahead: the stages stall one another. The
+search can prefer (`skip_slack`, default SKIP_SLACK: off), within a fraction of the
+least bottleneck, groups such that every layer reads only its own group's results
+or the group's before.
 
 The search (`best_pipeline`) minimises the bottleneck over every partition into
 groups and every core count with at most `ncores` cores in all: for a bottleneck
@@ -51,6 +59,19 @@ import numpy as np
 #: cycles a layer's part costs beyond its compute (DMA and unit latencies, message
 #: heads): below a few hundred cycles of work a part does not pay for itself
 PART_OVERHEAD = 200.0
+
+#: how much slower (a fraction) a pipeline whose messages skip no stage may be than
+#: the fastest and still be taken ("Skips" in the module docstring); None: never.
+#: Off by default: on ResNet-18 (targets/mesh.toml, a stream of 8) the pipeline
+#: without skips takes 81,937 cycles per inference, the fastest by the model 58,203
+SKIP_SLACK: float | None = None
+
+#: how many times a core's lowered program holds its largest layer's activations,
+#: as the search first plans it (nnx/mesh/compile.py then tries 1)
+#: (results kept while the units overlap, storage copies, concatenations of
+#: received pieces); ResNet-50's first layers on 6 cores lowered to 4.2x them,
+#: which the emptier plans of the compilation's fills (`LATENCY_FILLS`) absorb
+ACTIVATION_COPIES = 2.0
 
 #: the longest group (layers) the search considers: longer runs of layers on the
 #: same cores are never faster than cutting them, and the search stays O(L x GROUP_MAX)
@@ -91,6 +112,8 @@ class Machine:
     link_bytes_per_cycle: float
     #: a core's DMA bytes per cycle (copies within its memory)
     dma_bytes_per_cycle: float = 64.0
+    #: how many times a core holds its largest layer's activations (ACTIVATION_COPIES)
+    activation_copies: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -176,24 +199,26 @@ def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) ->
     return max(t, outside / machine.link_bytes_per_cycle)
 
 
-def layer_bytes(layer: Layer, n: int, budget: float = float("inf")) -> tuple[float, float]:
-    """(weights, activations) a core of a group of n holds for the layer (a channel
-    split whose whole input exceeds `budget` is cut along its input too: the
-    partitioner's reduction or 2-D split)."""
+def layer_bytes(layer: Layer, n: int, machine: Machine) -> tuple[float, float]:
+    """(weights, activations) a core of a group of n holds for the layer: its bands
+    `machine.activation_copies` times; a channel split's whole input twice (the
+    received pieces and their concatenation), or when that exceeds the budget, its
+    band (the partitioner's reduction or 2-D split cuts it along its input too)."""
     k = layer_parts(layer, n)
     f = part_share(layer, k)
+    c = machine.activation_copies
     if k == 1:
-        return float(layer.weight_bytes), float(layer.in_bytes + layer.out_bytes)
+        return float(layer.weight_bytes), c * (layer.in_bytes + layer.out_bytes)
     if layer.by_rows:
-        return float(layer.weight_bytes), (layer.in_bytes + layer.out_bytes) * f
-    held_in = layer.in_bytes * f if layer.in_bytes > budget else layer.in_bytes
-    return layer.weight_bytes * f, held_in + layer.out_bytes * f
+        return float(layer.weight_bytes), c * (layer.in_bytes + layer.out_bytes) * f
+    held_in = c * layer.in_bytes * f if 2 * layer.in_bytes > machine.budget else 2.0 * layer.in_bytes
+    return layer.weight_bytes * f, held_in + c * layer.out_bytes * f
 
 
-def stage_bytes(layers: list[Layer], a: int, b: int, n: int, budget: float = float("inf")) -> float:
+def stage_bytes(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
     """The bytes a core of group [a, b) on n cores holds: its share of every layer's
     weights and the largest of its layers' activations (reused over time)."""
-    held = [layer_bytes(x, n, budget) for x in layers[a:b]]
+    held = [layer_bytes(x, n, machine) for x in layers[a:b]]
     return sum(w for w, _ in held) + max((a for _, a in held), default=0.0)
 
 
@@ -218,13 +243,14 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
     opt = []
     for i, x in enumerate(layers):
         k = ks[i]
+        c = machine.activation_copies  # layer_bytes for every n
         if x.by_rows or x.max_parts == 1:
             w[i] = x.weight_bytes
-            act[i] = (x.in_bytes + x.out_bytes) * fr[i]
+            act[i] = c * (x.in_bytes + x.out_bytes) * fr[i]
         else:
             w[i] = x.weight_bytes * fr[i]
-            held_in = x.in_bytes * fr[i] if x.in_bytes > machine.budget else x.in_bytes
-            act[i] = np.where(k > 1, held_in + x.out_bytes * fr[i], x.in_bytes + x.out_bytes)
+            held_in = c * x.in_bytes * fr[i] if 2 * x.in_bytes > machine.budget else 2.0 * x.in_bytes
+            act[i] = np.where(k > 1, held_in + c * x.out_bytes * fr[i], c * (x.in_bytes + x.out_bytes))
         row = []
         for p, nb in ops[i]:
             got = nb * fr[i] if x.by_rows else np.full(N, float(nb))
@@ -265,53 +291,128 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
     return time, fits
 
 
-def cores_for(time: np.ndarray, fits: np.ndarray, bound: float) -> tuple[int, list[tuple[int, int, int]]] | None:
+def reach(layers: list[Layer]) -> np.ndarray:
+    """reach[a, g]: the earliest layer whose result a layer of group [a, a + g + 1)
+    reads (graph inputs not counted; len(layers) when none)."""
+    L = len(layers)
+    G = min(GROUP_MAX, L)
+    out = np.full((L, G), L, dtype=np.int64)
+    for a in range(L):
+        r = L
+        for g in range(min(G, L - a)):
+            r = min([r] + [p for p, _ in operands_of(layers, a + g) if p >= 0])
+            out[a, g] = r
+    return out
+
+
+def cores_for(time: np.ndarray, fits: np.ndarray, bound: float,
+              reached: np.ndarray | None = None) -> tuple[int, list[tuple[int, int, int]]] | None:
     """The fewest cores whose groups all take at most `bound` cycles and fit their
     cores, and those groups [(start, end, n)], by dynamic programming over the layer
     order (a group's least n: a channel split's gathering may make more cores
     slower, so that is not where its time first falls below the bound's
-    neighbour); None when some layer cannot take `bound` on any core count."""
+    neighbour); None when no such groups exist. With `reached` (`reach`), every
+    layer reads only results of its own group or the group just before (no
+    message skips a stage: module docstring, "Skips"); the state is then the last
+    group, not only where it ends."""
     L, G, N = time.shape
     ok = (time <= bound) & fits
     any_ok = ok.any(axis=2)
     least = np.where(any_ok, ok.argmax(axis=2) + 1, 0)
-    best = np.full(L + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
-    back = np.zeros(L + 1, dtype=np.int64)
-    best[0] = 0
-    for b in range(1, L + 1):
-        for g in range(min(G, b)):
-            a = b - g - 1
-            if any_ok[a, g] and best[a] + least[a, g] < best[b]:
-                best[b] = best[a] + least[a, g]
-                back[b] = a
-    if best[L] >= np.iinfo(np.int64).max // 2:
+    inf = np.iinfo(np.int64).max // 2
+    if reached is None:
+        best = np.full(L + 1, inf, dtype=np.int64)
+        back = np.zeros(L + 1, dtype=np.int64)
+        best[0] = 0
+        for b in range(1, L + 1):
+            for g in range(min(G, b)):
+                a = b - g - 1
+                if any_ok[a, g] and best[a] + least[a, g] < best[b]:
+                    best[b] = best[a] + least[a, g]
+                    back[b] = a
+        if best[L] >= inf:
+            return None
+        groups, b = [], L
+        while b > 0:
+            a = int(back[b])
+            groups.append((a, b, int(least[a, b - a - 1])))
+            b = a
+        return int(best[L]), groups[::-1]
+    # best2[a][g]: the fewest cores of groups covering [0, a + g + 1) whose last is [a, a + g + 1)
+    best2 = np.full((L, G), inf, dtype=np.int64)
+    back2 = np.full((L, G), -1, dtype=np.int64)
+    ending: list[list[tuple[int, int]]] = [[] for _ in range(L + 1)]  # groups ending at b: (p, cores)
+    for a in range(L):
+        # the groups [p, a) before, by p ascending, with running minima
+        prev = sorted((p, c) for p, c in ending[a]) if a else []
+        mins, arg, m, am = [], [], inf, -1
+        for p, c in prev:
+            if c < m:
+                m, am = c, p
+            mins.append(m)
+            arg.append(am)
+        for g in range(min(G, L - a)):
+            if not any_ok[a, g]:
+                continue
+            if a == 0:
+                cost, p_best = 0, -1
+            else:
+                r = reached[a, g]
+                j = -1
+                for t, (p, _) in enumerate(prev):  # the last predecessor starting at or before r
+                    if p <= r:
+                        j = t
+                if j < 0 or mins[j] >= inf:
+                    continue
+                cost, p_best = mins[j], arg[j]
+            best2[a, g] = cost + least[a, g]
+            back2[a, g] = p_best
+            ending[a + g + 1].append((a, int(best2[a, g])))
+    finals = [(c, p) for p, c in ending[L]]
+    if not finals:
         return None
+    total, a = min(finals)
     groups, b = [], L
     while b > 0:
-        a = int(back[b])
-        groups.append((a, b, int(least[a, b - a - 1])))
-        b = a
-    return int(best[L]), groups[::-1]
+        g = b - a - 1
+        groups.append((a, b, int(least[a, g])))
+        b, a = a, int(back2[a, g])
+    return int(total), groups[::-1]
 
 
-def best_pipeline(layers: list[Layer], machine: Machine) -> Pipeline:
-    """The groups and core counts of least bottleneck within `machine.ncores` cores
-    (the module docstring); the spare cores then go, one at a time, to the slowest
-    stage while that makes it faster. Raises ValueError when no layer
-    partition fits the cores' memory."""
-    time, fits = _times(layers, machine)
+def _least_bound(time: np.ndarray, fits: np.ndarray, ncores: int, reached: np.ndarray | None):
+    """(bound, (cores, groups)) of the least candidate bound whose groups fit
+    `ncores` (`cores_for`), or None."""
     cands = np.unique(time[np.isfinite(time) & fits])
     lo, hi = 0, len(cands) - 1
-    found = cores_for(time, fits, cands[hi]) if len(cands) else None
-    if found is None or found[0] > machine.ncores:
-        raise ValueError("no pipeline of the layers fits the cores")
+    found = cores_for(time, fits, cands[hi], reached) if len(cands) else None
+    if found is None or found[0] > ncores:
+        return None
     while lo < hi:  # the least candidate bound whose pipeline fits the cores
         mid = (lo + hi) // 2
-        got = cores_for(time, fits, cands[mid])
-        if got is not None and got[0] <= machine.ncores:
+        got = cores_for(time, fits, cands[mid], reached)
+        if got is not None and got[0] <= ncores:
             hi, found = mid, got
         else:
             lo = mid + 1
+    return float(cands[hi]), found
+
+
+def best_pipeline(layers: list[Layer], machine: Machine, skip_slack: float | None = SKIP_SLACK) -> Pipeline:
+    """The groups and core counts of least bottleneck within `machine.ncores` cores
+    (the module docstring); the spare cores then go, one at a time, to the slowest
+    stage while that makes it faster. With `skip_slack`, the pipeline without
+    skipping messages ("Skips") when its bottleneck is within 1 + skip_slack of
+    the least. Raises ValueError when no layer partition fits the cores' memory."""
+    time, fits = _times(layers, machine)
+    free = _least_bound(time, fits, machine.ncores, None)
+    if free is None:
+        raise ValueError("no pipeline of the layers fits the cores")
+    found = free[1]
+    if skip_slack is not None:
+        near = _least_bound(time, fits, machine.ncores, reach(layers))
+        if near is not None and near[0] <= free[0] * (1 + skip_slack):
+            found = near[1]
     groups = [list(g) for g in found[1]]
     spare = machine.ncores - found[0]
     while spare > 0:  # spare cores to the slowest stage while it gains
