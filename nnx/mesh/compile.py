@@ -160,7 +160,8 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     others' planned bytes scaled alike) and the PLAN_CHECK_STAGES largest stages'
     storage fits, giving a `MeshFit`. `schedule` is one of SCHEDULES; a graph the
     `latency` schedule does not fit (or a fit check, which plans as `stages` does)
-    is compiled as `stages` (`placement` applies to `stages` and `throughput`)."""
+    is compiled as `stages`, as is one no `throughput` pipeline fits (`placement`
+    applies to `stages` and `proportional`)."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
