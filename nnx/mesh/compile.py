@@ -367,11 +367,19 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
 PIPELINE_PLANS = ((MEMORY_FILL, 2.0), (MEMORY_FILL, 1.0), (0.45, 1.0), (0.3, 1.0))
 
 
+#: searches again, after a core's lowered program overflowed, with its group's
+#: layers holding more (`Layer.held`)
+PIPELINE_RETRIES = 4
+
+
 def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: float = 2.0) -> MeshCompilation:
     """The `throughput` schedule (nnx/mesh/pipeline.py) with one planned fill: the
     layer groups and core counts of the pipeline search, each op split over its
     group's cores, the parts placed group by group, each core's program lowered
-    in graph order. Raises MeshFitError when no pipeline or no core's program fits."""
+    in graph order. When a core's lowered program overflows, the search runs again
+    with the layers of that core's group holding needed / available x 1.1 more
+    bytes (at most PIPELINE_RETRIES times). Raises MeshFitError when no pipeline or
+    no core's program fits."""
     from nnx.dialects.graph import ConstantOp
     from nnx.mesh.pipeline import layers_of, machine_of, pipeline_shares, place_groups
     from nnx.mesh.pipeline_search import best_pipeline
@@ -379,14 +387,27 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
     machine = machine_of(tgt, fill, copies)
-    try:
-        pipe = best_pipeline(layers_of(ops, tgt), machine)
-    except ValueError:
-        raise MeshFitError("memory", op_label(ops[0]), 0, tgt.mesh.core_memory_bytes, ops[0]) from None
-    plan = plan_partition(ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, fill, returned,
-                          pipeline_shares(pipe), windows=True)
-    plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height, machine.budget)
-    return _lower_in_order(plan, cores, main, tgt, target, fill)
+    layers = layers_of(ops, tgt)
+    index = {id(op): i for i, op in enumerate(ops)}
+    for attempt in range(PIPELINE_RETRIES + 1):
+        try:
+            pipe = best_pipeline(layers, machine)
+        except ValueError:
+            raise MeshFitError("memory", op_label(ops[0]), 0, tgt.mesh.core_memory_bytes, ops[0]) from None
+        plan = plan_partition(ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, fill, returned,
+                              pipeline_shares(pipe), windows=True)
+        plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height, machine.budget)
+        try:
+            return _lower_in_order(plan, cores, main, tgt, target, fill)
+        except MeshFitError as e:
+            i = index.get(id(e.op))
+            if not e.lowered or i is None or attempt == PIPELINE_RETRIES:
+                raise
+            # the lowering has the last word: the overflowing group's layers hold more
+            grow = 1.1 * e.needed / e.available
+            a, b, _ = next(g for g in pipe.groups if g[0] <= i < g[1])
+            layers = [replace(x, held=x.held * grow) if a <= j < b else x for j, x in enumerate(layers)]
+    raise AssertionError("unreachable")
 
 
 def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target: str,

@@ -97,6 +97,9 @@ class Layer:
     #: (producing layer's index, or -1 for a graph input, bytes) of each activation
     #: operand; empty: one operand of in_bytes from the layer before
     operands: tuple[tuple[int, int], ...] = ()
+    #: how much more a core holds for it than the model says (raised where a
+    #: lowered program overflowed its core: nnx/mesh/compile.py)
+    held: float = 1.0
     #: runs piecewise on the parts of the layer before (an elementwise op, pool or
     #: batch norm after a split op): it cannot start a group
     joins: bool = False
@@ -206,13 +209,13 @@ def layer_bytes(layer: Layer, n: int, machine: Machine) -> tuple[float, float]:
     band (the partitioner's reduction or 2-D split cuts it along its input too)."""
     k = layer_parts(layer, n)
     f = part_share(layer, k)
-    c = machine.activation_copies
+    c, h = machine.activation_copies, layer.held
     if k == 1:
-        return float(layer.weight_bytes), c * (layer.in_bytes + layer.out_bytes)
+        return h * layer.weight_bytes, h * c * (layer.in_bytes + layer.out_bytes)
     if layer.by_rows:
-        return float(layer.weight_bytes), c * (layer.in_bytes + layer.out_bytes) * f
+        return h * layer.weight_bytes, h * c * (layer.in_bytes + layer.out_bytes) * f
     held_in = c * layer.in_bytes * f if 2 * layer.in_bytes > machine.budget else 2.0 * layer.in_bytes
-    return layer.weight_bytes * f, held_in + c * layer.out_bytes * f
+    return h * layer.weight_bytes * f, h * (held_in + c * layer.out_bytes * f)
 
 
 def stage_bytes(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
@@ -245,12 +248,12 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
         k = ks[i]
         c = machine.activation_copies  # layer_bytes for every n
         if x.by_rows or x.max_parts == 1:
-            w[i] = x.weight_bytes
-            act[i] = c * (x.in_bytes + x.out_bytes) * fr[i]
+            w[i] = x.held * x.weight_bytes
+            act[i] = x.held * c * (x.in_bytes + x.out_bytes) * fr[i]
         else:
-            w[i] = x.weight_bytes * fr[i]
+            w[i] = x.held * x.weight_bytes * fr[i]
             held_in = c * x.in_bytes * fr[i] if 2 * x.in_bytes > machine.budget else 2.0 * x.in_bytes
-            act[i] = np.where(k > 1, held_in + c * x.out_bytes * fr[i], c * (x.in_bytes + x.out_bytes))
+            act[i] = x.held * np.where(k > 1, held_in + c * x.out_bytes * fr[i], c * (x.in_bytes + x.out_bytes))
         row = []
         for p, nb in ops[i]:
             got = nb * fr[i] if x.by_rows else np.full(N, float(nb))
