@@ -56,6 +56,8 @@ class MeshCompilation:
     stage_edges: dict[tuple[int, int], int] = field(default_factory=dict)
     #: the fraction of a core's memory the plan was made for (MEMORY_FILLS)
     fill: float = MEMORY_FILL
+    #: the throughput schedule's layer groups over `plan.ops` (pipeline_search.Pipeline)
+    pipeline: object = None
 
 
 @dataclass
@@ -367,6 +369,10 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
 PIPELINE_PLANS = ((MEMORY_FILL, 2.0), (MEMORY_FILL, 1.0), (0.45, 1.0), (0.3, 1.0))
 
 
+#: route results read two or more groups later through the groups in between
+#: (nnx/mesh/pipeline.py, `forward_skips`)
+FORWARD_SKIPS = True
+
 #: searches again, after a core's lowered program overflowed, with its group's
 #: layers holding more (`Layer.held`)
 PIPELINE_RETRIES = 4
@@ -381,7 +387,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: 
     bytes (at most PIPELINE_RETRIES times). Raises MeshFitError when no pipeline or
     no core's program fits."""
     from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.pipeline import layers_of, machine_of, pipeline_shares, place_groups
+    from nnx.mesh.pipeline import forward_skips, layers_of, machine_of, pipeline_shares, place_groups
     from nnx.mesh.pipeline_search import best_pipeline
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
@@ -394,13 +400,19 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: 
             pipe = best_pipeline(layers, machine)
         except ValueError:
             raise MeshFitError("memory", op_label(ops[0]), 0, tgt.mesh.core_memory_bytes, ops[0]) from None
-        plan = plan_partition(ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, fill, returned,
-                              pipeline_shares(pipe), windows=True)
+        work, work_ops = main, ops
+        if FORWARD_SKIPS:  # on a copy of @main: a failed plan leaves the graph as it was
+            work = main.clone()
+            clone_ops = [op for op in work.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+            work_ops, pipe = forward_skips(work.body.block, clone_ops, pipe)
+        plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, fill,
+                              list(work.body.block.last_op.operands), pipeline_shares(pipe), windows=True)
         plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height, machine.budget)
         try:
-            return _lower_in_order(plan, cores, main, tgt, target, fill)
+            return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
         except MeshFitError as e:
-            i = index.get(id(e.op))
+            i = index.get(id(e.op)) if work is main else \
+                next((j for j, op in enumerate(work_ops) if op is e.op and j < len(ops)), None)
             if not e.lowered or i is None or attempt == PIPELINE_RETRIES:
                 raise
             # the lowering has the last word: the overflowing group's layers hold more

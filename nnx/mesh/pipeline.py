@@ -172,3 +172,51 @@ def _returned_owner(plan: Plan, k: int) -> Operation:
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
     return ret.operands[k].owner
+
+
+def forward_skips(block, ops: list[Operation], pipe: Pipeline) -> tuple[list[Operation], Pipeline]:
+    """Route every result read two or more groups after its producer's through each
+    group in between (docs/mesh.md, "Schedules": under double buffering a message
+    that skips a stage lets that stage's producer run only one inference ahead of
+    its reader): a copy of the value (`graph.max(v, v)`, elementwise, so it runs on
+    the value's pieces) is inserted at the end of each group in between, and the
+    reader reads the last copy. Changes `block` (a clone of @main's); returns the
+    new op list and the pipeline over it (each copy with its value's parts)."""
+    from nnx.dialects.graph import MaxOp
+
+    index = {id(op): i for i, op in enumerate(ops)}
+    group_of = {i: g for g, (a, b, _) in enumerate(pipe.groups) for i in range(a, b)}
+    after: dict[int, list[Operation]] = {}  # group -> copies appended to it
+    copies: dict[tuple[int, int], Operation] = {}  # (value's producer, group) -> its copy there
+    part_of: dict[int, int] = {}  # id(copy) -> parts
+    for i, op in enumerate(ops):
+        for n, v in enumerate(op.operands):
+            p = index.get(id(v.owner))
+            if p is None or group_of[i] - group_of[p] < 2:
+                continue
+            cur = v
+            for g in range(group_of[p] + 1, group_of[i]):
+                key = (p, g) if cur is v or (p, g - 1) in copies else (p, g)
+                if key not in copies:
+                    cp = MaxOp.build(operands=[[cur, cur], []], result_types=[cur.type])
+                    copies[key] = cp
+                    after.setdefault(g, []).append(cp)
+                    part_of[id(cp)] = pipe.parts[p]
+                cur = copies[key].results[0]
+            op.operands[n] = cur
+    if not copies:
+        return ops, pipe
+    new_ops: list[Operation] = []
+    parts: list[int] = []
+    groups = []
+    for g, (a, b, n) in enumerate(pipe.groups):
+        start = len(new_ops)
+        for i in range(a, b):
+            new_ops.append(ops[i])
+            parts.append(pipe.parts[i])
+        for cp in after.get(g, ()):
+            block.insert_op_after(cp, new_ops[-1])
+            new_ops.append(cp)
+            parts.append(part_of[id(cp)])
+        groups.append((start, len(new_ops), n))
+    return new_ops, Pipeline(tuple(groups), tuple(parts), pipe.stage_times)
