@@ -26,6 +26,9 @@ its k parts (`layer_parts`: at most min(n, max_parts), whole rows or channels)
     halo, or a whole layer reading one on its core);
   + its piece of the result sent (a multicast, over one link) once to each
     reader in a later group;
+and the values produced before the group and read after it pass through it
+(`forward_skips`): each core receives, copies and sends on its 1/n of them
+(`forward_cycles_per_byte`);
 an operand from an earlier group (or a graph input) arrives while the stage works
 on the input before (double-buffered receives): it costs no waiting, but the
 bytes a core receives from outside bound the stage from below at their time over
@@ -39,7 +42,8 @@ residual connection around a group) thus holds g at most one inference ahead of
 g + 2, where a full pipeline runs it two ahead: the stages stall one another. The
 search can prefer (`skip_slack`, default SKIP_SLACK: off), within a fraction of the
 least bottleneck, groups such that every layer reads only its own group's results
-or the group's before.
+or the group's before; the compilation forwards such values through the groups in
+between instead (nnx/mesh/pipeline.py, `forward_skips`).
 
 The search (`best_pipeline`) minimises the bottleneck over every partition into
 groups and every core count with at most `ncores` cores in all: for a bottleneck
@@ -199,7 +203,15 @@ def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) ->
             outside += ob
         # its piece sent once (a multicast) to each later group's reader
         t += sum(1 for j in readers[i] if j >= b) * x.out_bytes * part_share(x, k) / machine.link_bytes_per_cycle
-    return max(t, outside / machine.link_bytes_per_cycle)
+    passing = sum(layers[p].out_bytes for p in range(a) if readers[p] and max(readers[p]) >= b)
+    return max(t + passing / n * forward_cycles_per_byte(machine), outside / machine.link_bytes_per_cycle)
+
+
+def forward_cycles_per_byte(machine: Machine) -> float:
+    """What forwarding a byte of a value through a group costs its cores (received
+    and copied in, copied by the forwarding op, sent on: nnx/mesh/pipeline.py,
+    `forward_skips`)."""
+    return 3 / machine.dma_bytes_per_cycle + 1 / machine.link_bytes_per_cycle
 
 
 def layer_bytes(layer: Layer, n: int, machine: Machine) -> tuple[float, float]:
@@ -270,9 +282,12 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
     piece = [x.out_bytes * f / machine.link_bytes_per_cycle for x, f in zip(layers, fr)]
     time = np.full((L, G, N), np.inf)
     fits = np.zeros((L, G, N), dtype=bool)
+    last = [max(r) if r else -1 for r in readers]
+    fwd = forward_cycles_per_byte(machine) / ns
     for a in range(L):
         if a > 0 and layers[a].joins:
             continue  # no group starts here
+        over = [(last[p], layers[p].out_bytes) for p in range(a) if last[p] > a]  # values passing a
         t = np.zeros(N)
         outside = np.zeros(N)
         wsum = np.zeros(N)
@@ -289,7 +304,8 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
                     outside = outside + got
             wsum = wsum + w[i]
             amax = np.maximum(amax, act[i])
-            time[a, g] = np.maximum(t, outside / machine.link_bytes_per_cycle)
+            passing = sum(nb for r, nb in over if r >= i + 1)  # forwarded through [a, i + 1)
+            time[a, g] = np.maximum(t + passing * fwd, outside / machine.link_bytes_per_cycle)
             fits[a, g] = wsum + amax <= machine.budget
     return time, fits
 
