@@ -93,13 +93,16 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: fl
     plan with one stage per used core, its items in graph order, and each stage's
     core. A part takes the first position of its group's run, from its wanted one,
     that holds no other part of its op and has room in `budget` planned bytes, else
-    the least loaded; a stage of whole ops stays together on the least loaded
-    position of its first op's group; an assembled graph output goes with its
-    producer's group."""
+    the least loaded; a stage of whole ops stays together on the position of the
+    whole op its first op reads in the same group (so a view, whose result is its
+    input's tile, is never sent before it is received: a deadlock), else on the
+    least loaded position of its first op's group; an assembled graph output goes
+    with its producer's group."""
     from nnx.mesh.latency import snake
     from nnx.mesh.stage_merge import item_order
 
     path = snake(width, height)
+    index = {id(op): i for i, op in enumerate(plan.ops)}
     group_of, start = {}, []
     pos = 0
     for g, (a, b, n) in enumerate(pipe.groups):
@@ -135,8 +138,10 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: fl
                 slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
                 if slot is None:
                     slot = min(order, key=lambda t: (i in held[t], load[t]))
-            else:
-                slot = min(slots, key=lambda t: load[t])
+            else:  # with the whole op it reads in its group (a view's result is its input's tile), else least loaded
+                src = [slot_of[(q, None)] for v in plan.ops[i].operands if (q := index.get(id(v.owner))) is not None
+                       and (q, None) in slot_of and group_of.get(q) == group_of[i]]
+                slot = src[0] if src else min(slots, key=lambda t: load[t])
             load[slot] += nb
             held[slot].add(i)
             for it in items:
