@@ -5,8 +5,10 @@ hidden 768, 12 heads, vocabulary 30522, sequence 128), in the same run:
 
 * the MAC bound: the MACs of its Conv/Gemm/MatMul ops over the MACs per cycle of
   targets/mesh.toml (16 x 16 cores x 256): no schedule runs one inference faster;
-* compiled for targets/mesh.toml with each schedule (`latency`; `stages`, today's
-  one-stage-per-core schedule, with `placement=bisect` and `rowmajor`), each
+* compiled for targets/mesh.toml with each schedule (`latency`; `throughput`, the
+  searched layer pipeline, and `proportional`, the first throughput schedule;
+  `stages`, today's one-stage-per-core schedule, with `placement=bisect` and
+  `rowmajor`), each
   simulated by the mesh simulator for one inference (cycles, weight load, latency)
   and, with `--stream N`, for N inferences back to back (cycles per inference);
   every ratio is to the MAC bound;
@@ -17,8 +19,10 @@ hidden 768, 12 heads, vocabulary 30522, sequence 128), in the same run:
 Prints per schedule the cycles, latency and stream figures as ratios to the bound,
 byte-hops, compile and simulation times, the largest |mesh - onnxruntime| (of
 every inference of the stream) and what the cycles go to (`busy_breakdown`: unit
-busy cycles of the mean and busiest core, the busiest link); then the acceptance checks (|err| <= 1e-4; latency
-below today's cycles less the weight load).
+busy cycles of the mean and busiest core, the busiest link); then the acceptance
+checks (|err| <= 1e-4; latency below today's cycles less the weight load; with
+`--stream`, the throughput schedule's cycles per inference at most 2x the bound on
+the ResNets, 10x on other models).
 
 The models are exported with random weights into cache/bench-models/ on first use
 (ResNet-18 and MobileNetV2 by bench/models.py when it knows them; the BERT here, from a
@@ -29,6 +33,7 @@ Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2
        wheel's light zoo: light:squeezenet, light:shufflenet, ...)
        --stream N                  also run N inferences back to back per schedule
        --schedules latency,stages:rowmajor   the (schedule[:placement]) runs to compare
+                                   (latency, throughput, proportional, stages)
        --single                    also the single-core default target
 """
 
@@ -271,6 +276,15 @@ def bench(name: str, single: bool, stream: int, runs=RUNS) -> dict:
         print(f"  latency schedule / stages (cycles - weight load): "
               f"{lat['latency'] / (base['cycles'] - base['load']):.3f}x; compile time "
               f"{lat['t_compile'] / base['t_compile']:.2f}x")
+    pipe = r.get(("throughput", "bisect"))
+    if pipe is not None and pipe["per_inference"] is not None:
+        # issue 19: at most 2x the bound on the ResNets (>= 50 % of the MACs), 10x on others
+        limit = 2.0 if name.startswith("resnet") else 10.0
+        ok[f"throughput stream <= {limit:.0f}x bound"] = pipe["per_inference"] <= limit * bound
+        for other in ("proportional", "stages"):
+            if (other, "bisect") in r and r[(other, "bisect")]["per_inference"]:
+                print(f"  throughput / {other} (stream cycles per inference): "
+                      f"{pipe['per_inference'] / r[(other, 'bisect')]['per_inference']:.3f}x")
     print("  acceptance: " + ", ".join(f"{k} {'ok' if v else 'FAIL'}" for k, v in ok.items()))
     sys.stdout.flush()
     return ok

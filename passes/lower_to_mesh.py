@@ -20,9 +20,13 @@ and, with `asm=FILE`, writes the mesh assembly FILE and its weights file (FILE w
 `nnx.mesh.asm` (text) and `nnx.mesh.data` (bytes), which nnx-compile writes.
 
 `schedule` (docs/mesh.md, "Schedules"): `stages` (the default, above: one core per
-stage for the whole program) or `latency` (nnx/mesh/latency.py: every op over the
+stage for the whole program), `latency` (nnx/mesh/latency.py: every op over the
 cores its work can use, each core running parts of many layers one after another;
-a graph it does not fit is compiled as `stages`).
+a graph it does not fit is compiled as `stages`), `throughput` (nnx/mesh/pipeline.py:
+a layer pipeline for a stream of inputs, groups of consecutive layers on core counts
+searched to balance the stage times, nnx/mesh/pipeline_search.py; `stages` when no
+pipeline fits) or `proportional` (nnx/mesh/throughput.py: the first throughput
+schedule, one core per stage, each op on cores in proportion to its work).
 
 A graph that does not fit fails with one line: cores needed against available, or
 bytes needed against a core's memory, and the op responsible (`MeshFitError`).

@@ -41,7 +41,7 @@ PROG = "nnx-compile"
 
 #: --objective -> the mesh schedule (nnx/mesh/compile.py SCHEDULES): `latency` spreads
 #: every layer over the cores its work can use; `throughput` pipelines a stream of
-#: inputs through stages of cores sized by their share of the work; `stages` is the
+#: inputs through groups of layers on core counts searched to balance them; `stages` is the
 #: original schedule, the default while `latency` compiles full-size CNNs many times
 #: slower than it (docs/mesh.md, "Schedules")
 OBJECTIVES = {"stages": "stages", "latency": "latency", "throughput": "throughput"}

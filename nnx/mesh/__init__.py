@@ -10,6 +10,10 @@ One concept per module:
   received pieces);
 * `core_lowering` -- the core programs lowered side by side (forked workers);
 * `stitch`     -- per-core chip programs joined by SEND/RECV into a `MeshProgram`;
+* `latency`, `throughput` -- the latency and the first (proportional) throughput
+  schedules' shares and placements;
+* `pipeline_search`, `pipeline` -- the throughput schedule: the layer-pipeline
+  search over plain data, and its graph and placement side;
 * `compile`    -- `compile_for_mesh(module, target)`, the whole of it.
 """
 

@@ -57,6 +57,8 @@ class MeshCompilation:
     stage_edges: dict[tuple[int, int], int] = field(default_factory=dict)
     #: the fraction of a core's memory the plan was made for (MEMORY_FILLS)
     fill: float = MEMORY_FILL
+    #: the throughput schedule's layer groups over `plan.ops` (pipeline_search.Pipeline)
+    pipeline: object = None
 
 
 @dataclass
@@ -141,10 +143,12 @@ LATENCY_FILLS = (MEMORY_FILL, 0.45, 0.3)
 
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `throughput`
-#: (nnx/mesh/throughput.py: a pipeline of stages, one per core, each op on cores in
-#: proportion to its work so that the stage times balance), `stages` (the original
-#: schedule: one core per stage, an op on half its share of the cores)
-SCHEDULES = ("latency", "throughput", "stages")
+#: (nnx/mesh/pipeline.py: a layer pipeline, groups of consecutive layers on core
+#: counts searched to balance the stage times, nnx/mesh/pipeline_search.py),
+#: `proportional` (nnx/mesh/throughput.py: the first throughput schedule, a pipeline
+#: of stages, one per core, each op on cores in proportion to its work), `stages`
+#: (the original schedule: one core per stage, an op on half its share of the cores)
+SCHEDULES = ("latency", "throughput", "proportional", "stages")
 
 
 def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "bisect",
@@ -159,7 +163,8 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     others' planned bytes scaled alike) and the PLAN_CHECK_STAGES largest stages'
     storage fits, giving a `MeshFit`. `schedule` is one of SCHEDULES; a graph the
     `latency` schedule does not fit (or a fit check, which plans as `stages` does)
-    is compiled as `stages` (`placement` applies to `stages` and `throughput`)."""
+    is compiled as `stages`, as is one no `throughput` pipeline fits (`placement`
+    applies to `stages` and `proportional`)."""
     from nnx.target import load_target
 
     if placement not in PLACEMENTS:
@@ -169,6 +174,12 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     tgt = load_target(target)
     main = main_function(module)
     _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
+    if schedule == "throughput" and check == "compile":
+        for fill, copies in PIPELINE_PLANS:
+            try:
+                return _compile_pipeline(main, tgt, target, fill, copies)
+            except MeshFitError:
+                pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
         for fill in LATENCY_FILLS:
             try:
@@ -191,7 +202,7 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
 def _shares() -> dict:
     from nnx.mesh.throughput import throughput_share
 
-    return {"throughput": throughput_share}
+    return {"proportional": throughput_share}
 
 
 def _check_weights(main: func.FuncOp, ncores: int, core_memory: int) -> None:
@@ -325,13 +336,9 @@ def _stage_modules(plan: Plan, main: func.FuncOp):
 def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCompilation:
     """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
     split over the cores its work can use, the parts folded onto the cores, each
-    core's program lowered in graph order (no list scheduling: its messages must
-    follow the one global order; the cores side by side, nnx/mesh/core_lowering.py), its activation memory reused over time as far as
-    it needs to fit its core (docs/mesh.md, "Memory reuse"). Raises MeshFitError
-    (`lowered`) when a core's program overflows even so."""
+    core's program lowered in graph order (`_lower_in_order`). Raises MeshFitError
+    (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.core_graph import piece_name
-    from nnx.mesh.core_lowering import lower_cores
     from nnx.mesh.latency import fold, latency_share
 
     width, height = tgt.mesh.width, tgt.mesh.height
@@ -340,11 +347,86 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     returned = list(main.body.block.last_op.operands)
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, latency_share, windows=True)
     plan, cores = fold(plan, width, height, core_memory * fill)
+    return _lower_in_order(plan, cores, main, tgt, target, fill)
+
+
+#: the (fill, activation copies) the throughput schedule's search plans with, in
+#: turn (nnx/mesh/pipeline_search.py, ACTIVATION_COPIES): the model's memory first,
+#: then its lower bound, then emptier plans
+PIPELINE_PLANS = ((MEMORY_FILL, 2.0), (MEMORY_FILL, 1.0), (0.45, 1.0), (0.3, 1.0))
+
+
+#: route results read two or more groups later through the groups in between
+#: (nnx/mesh/pipeline.py, `forward_skips`)
+FORWARD_SKIPS = True
+
+#: searches again, after a core's lowered program overflowed, with its group's
+#: layers holding more (`Layer.held`)
+PIPELINE_RETRIES = 4
+
+
+def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: float = 2.0) -> MeshCompilation:
+    """The `throughput` schedule (nnx/mesh/pipeline.py) with one planned fill: the
+    layer groups and core counts of the pipeline search, each op split over its
+    group's cores, the parts placed group by group, each core's program lowered
+    in graph order. When a core's lowered program overflows, the search runs again
+    with the layers of that core's group holding needed / available x 1.1 more
+    bytes (at most PIPELINE_RETRIES times). Raises MeshFitError when no pipeline or
+    no core's program fits."""
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.pipeline import forward_skips, layers_of, machine_of, pipeline_shares, place_groups
+    from nnx.mesh.pipeline_search import best_pipeline
+
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    returned = list(main.body.block.last_op.operands)
+    machine = machine_of(tgt, fill, copies)
+    layers = layers_of(ops, tgt)
+    index = {id(op): i for i, op in enumerate(ops)}
+    for attempt in range(PIPELINE_RETRIES + 1):
+        try:
+            pipe = best_pipeline(layers, machine)
+        except ValueError:
+            raise MeshFitError("memory", op_label(ops[0]), 0, tgt.mesh.core_memory_bytes, ops[0]) from None
+        work, work_ops = main, ops
+        if FORWARD_SKIPS:  # on a copy of @main: a failed plan leaves the graph as it was
+            work = main.clone()
+            clone_ops = [op for op in work.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+            work_ops, pipe = forward_skips(work.body.block, clone_ops, pipe)
+        plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, fill,
+                              list(work.body.block.last_op.operands), pipeline_shares(pipe), windows=True)
+        plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height, machine.budget)
+        try:
+            return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
+        except MeshFitError as e:
+            i = index.get(id(e.op)) if work is main else \
+                next((j for j, op in enumerate(work_ops) if op is e.op and j < len(ops)), None)
+            if not e.lowered or i is None or attempt == PIPELINE_RETRIES:
+                raise
+            # the lowering has the last word: the overflowing group's layers hold more
+            grow = 1.1 * e.needed / e.available
+            a, b, _ = next(g for g in pipe.groups if g[0] <= i < g[1])
+            layers = [replace(x, held=x.held * grow) if a <= j < b else x for j, x in enumerate(layers)]
+    raise AssertionError("unreachable")
+
+
+def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target: str,
+                    fill: float) -> MeshCompilation:
+    """The mesh program of a plan placed on `cores` whose every core runs its items in
+    graph order (the latency and throughput schedules): each core's program lowered
+    without list scheduling (its messages must follow the one global order), its
+    memory reused as far as it must to fit (docs/mesh.md, "Memory reuse"), the cores
+    side by side (nnx/mesh/core_lowering.py), those most likely to overflow first so
+    that a plan that does not fit fails early. Raises MeshFitError (`lowered`) when a
+    core's program overflows even so."""
+    from nnx.mesh.core_graph import piece_name
+    from nnx.mesh.core_lowering import lower_cores
+
+    core_memory = tgt.mesh.core_memory_bytes
+    returned = list(main.body.block.last_op.operands)
     ios, modules, edges = _stage_modules(plan, main)
     progs = {}
     jobs = [(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv))
             for s, (mod, _, _) in enumerate(modules)]
-    # the cores most likely to overflow first: a plan that does not fit fails early
     for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes)):
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)

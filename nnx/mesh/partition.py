@@ -438,14 +438,18 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     one core cannot hold it, or none of its pieces' stages has room and the mesh no
     core to spare, each piece's core writes its slice instead (`Plan.sliced_outputs`).
     `share(cost, total, ncores, pack)` gives the parts an op's compute asks for (a
-    schedule's choice; default `compute_share`). `windows`: a row split of a graph
-    input always loads each part's window alone (docs/mesh.md, "Inputs and outputs")."""
+    schedule's choice; default `compute_share`), or is a list of every op's parts.
+    `windows`: a row split of a graph input always loads each part's window alone
+    (docs/mesh.md, "Inputs and outputs")."""
     share = share or compute_share
     index = {id(op): i for i, op in enumerate(ops)}
     budget = core_memory * fill
     costs = [op_cost(op) for op in ops]
     total = sum(costs) or 1.0
     stage_cost = max(total / ncores, MIN_PART_COST) * pack
+
+    def op_share(i: int) -> int:
+        return share[i] if isinstance(share, list) else share(costs[i], total, ncores, pack)
     kinds: list[str] = []
     splits: dict[int, Split] = {}
     reductions: dict[int, Split] = {}
@@ -541,7 +545,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 return False
         fed = [splits[producer(v)].k for v in win_vals
                if producer(v) in splits and splits[producer(v)].axis == in_axis]
-        k_compute = share(costs[i], total, ncores, pack)
+        k_compute = op_share(i)
         if need <= budget and not fed and (ax is None or k_compute <= 1):
             return False
         out_bytes = nbytes(op.results[0])
@@ -565,7 +569,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         def fit(load_windows: bool) -> tuple[int, tuple[int, ...], list] | None:
             """The fewest parts (from the compute share or the input's split on) whose
             every part fits the budget: (k, bounds, parts), or None."""
-            k = max(1, min(max([k_compute] + fed), rows))
+            # a schedule's own parts (a list share) stand; else at least the input's pieces
+            k = max(1, min(max([k_compute] + ([] if isinstance(share, list) else fed)), rows))
             while k <= rows:
                 bounds = bounds_of(rows, k)
                 parts = [part(bounds[j], bounds[j + 1], load_windows) for j in range(k)]
@@ -695,7 +700,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 room = budget - full_in - out_bytes
                 split_bytes = w_bytes
             k_mem = 1 if need <= budget else parts_needed(size, split_bytes, room)
-            k_compute = share(costs[i], total, ncores, pack) if combine == "concat" else 1
+            k_compute = op_share(i) if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if combine == "concat":  # fine enough pieces for a reduction split downstream
                 k = max(k, min(pieces_for_reduction(op, axis, budget, ncores), size))

@@ -1,5 +1,6 @@
-"""The throughput schedule (docs/mesh.md, "Schedules"): a stream of inputs through a
-pipeline of stages.
+"""The first throughput schedule, `proportional` (docs/mesh.md, "Schedules"; the
+`throughput` schedule is now the searched layer pipeline of nnx/mesh/pipeline.py):
+a stream of inputs through a pipeline of stages.
 
 Each core runs one stage for the whole program (the stage-per-core machinery of
 nnx/mesh/compile.py: partition, packing of whole ops, stage merging, placement), and

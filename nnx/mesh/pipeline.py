@@ -1,0 +1,227 @@
+"""The `pipeline` schedule (docs/mesh.md, "Schedules"): a stream of inputs through a
+layer pipeline whose groups of consecutive layers and core counts the search of
+nnx/mesh/pipeline_search.py balances.
+
+* `layers_of(ops, target)`: the search's plain data for each op, by the target's
+  cost definitions (`graph_costs.op_unit_cycles`) and the partitioner's byte and
+  split rules (nnx/mesh/partition.py, nnx/mesh/rows.py);
+* `pipeline_shares(pipe)`: the parts of every op, which the partitioner takes as
+  its compute share (`plan_partition(..., share=[...])`; its memory and row rules
+  may still ask for more);
+* `place_groups(plan, pipe, width, height, budget)`: the plan's parts onto the
+  cores, group g on its own run of positions of the snake through the mesh
+  (nnx/mesh/latency.py, `snake`), part j of an op of k parts at position
+  `j x n / k` of its group's n, so that the layers of a group cut alike sit part for
+  part on the same cores (row splits then exchange only halo rows with neighbours)
+  and consecutive groups are neighbours.
+
+Each core then runs its parts in graph order, lowered without list scheduling, as
+the latency schedule does (its deadlock-freedom argument holds unchanged); with
+`nnx-run --stream N` a group works on input k + 1 while the next works on input k,
+every receive buffer holding two inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from xdsl.ir import Operation
+
+from nnx.mesh.partition import RETURN, Plan, Stage, const_bytes, nbytes, split_axis
+from nnx.mesh.pipeline_search import ACTIVATION_COPIES, Layer, Machine, Pipeline
+
+
+def layer_of(op: Operation, target) -> Layer:
+    """The search's view of one op (pipeline_search.Layer): its one-core cycles by the
+    target's cost definitions, bytes, and how the partitioner would split it."""
+    from nnx.graph_costs import op_unit_cycles
+    from nnx.mesh.partition import act_operands
+    from nnx.mesh.rows import ROW_AXIS, can_split_rows, windowed_operands
+
+    _, cycles = op_unit_cycles(target, op)
+    w = const_bytes(op)
+    ins = sum(nbytes(v) for v in act_operands(op))
+    outs = sum(nbytes(r) for r in op.results)
+    parts, by_rows = 1, False
+    if can_split_rows(op) and sum(nbytes(op.operands[k]) for k in windowed_operands(op)) >= w:
+        out = op.results[0].type.get_shape()
+        by_rows, parts = True, int(out[ROW_AXIS] if len(out) == 4 else out[-2] if len(out) >= 2 else 1)
+    elif (ax := split_axis(op)) is not None and ax[2] == "concat":
+        parts = int(ax[1])
+    return Layer(float(cycles), w, ins, outs, parts, by_rows)
+
+
+def layers_of(ops: list[Operation], target) -> list[Layer]:
+    """`layer_of` for every op, in order, with its operands' producers; an op that the partitioner would run on
+    the pieces of the op before it (not a matrix op, an activation operand that
+    op's result, not split by channels of its own) `joins` its group."""
+    from dataclasses import replace as with_
+
+    from nnx.dialects.traits import MatrixCompute
+    from nnx.mesh.partition import act_operands
+
+    out = []
+    index = {id(op): i for i, op in enumerate(ops)}
+    for i, op in enumerate(ops):
+        x = layer_of(op, target)
+        acts = act_operands(op)
+        x = with_(x, operands=tuple((index.get(id(v.owner), -1), nbytes(v)) for v in acts))
+        if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
+                and split_axis(op) is None:
+            x = with_(x, joins=True)
+            if x.max_parts == 1:  # it follows the pieces of the layer before
+                x = with_(x, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
+        out.append(x)
+    return out
+
+
+def machine_of(target, fill: float, copies: float = ACTIVATION_COPIES) -> Machine:
+    """The search's view of a mesh target, planning `fill` of each core's memory and
+    `copies` of a layer's activations."""
+    m = target.mesh
+    return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
+                   float(target.storage.dma_bytes_per_cycle), copies)
+
+
+def pipeline_shares(pipe: Pipeline) -> list[int]:
+    """The parts the pipeline gives each op: the partitioner's per-op share."""
+    return list(pipe.parts)
+
+
+def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
+    """The plan's parts on the cores by the pipeline's groups (module docstring): a
+    plan with one stage per used core, its items in graph order, and each stage's
+    core. A part takes the first position of its group's run, from its wanted one,
+    that holds no other part of its op and has room in `budget` planned bytes, else
+    the least loaded; a stage of whole ops stays together on the position of the
+    whole op its first op reads in the same group (so a view, whose result is its
+    input's tile, is never sent before it is received: a deadlock), else on the
+    least loaded position of its first op's group; an assembled graph output goes
+    with its producer's group."""
+    from nnx.mesh.latency import snake
+    from nnx.mesh.stage_merge import item_order
+
+    path = snake(width, height)
+    index = {id(op): i for i, op in enumerate(plan.ops)}
+    group_of, start = {}, []
+    pos = 0
+    for g, (a, b, n) in enumerate(pipe.groups):
+        start.append(pos)
+        for i in range(a, b):
+            group_of[i] = g
+        pos += n
+    parts: dict[int, list[int]] = {}
+    for s in plan.stages:
+        for i, part in s.items:
+            if i != RETURN:
+                parts.setdefault(i, []).append(part or 0)
+    rank = {i: {p: r for r, p in enumerate(sorted(ps))} for i, ps in parts.items()}
+    load = [0.0] * len(path)
+    held: list[set[int]] = [set() for _ in path]
+    slot_of: dict[tuple[int, int | None], int] = {}
+
+    def group_slots(i: int) -> list[int]:
+        g = group_of[i]
+        return list(range(start[g], start[g] + pipe.groups[g][2]))
+
+    for s in plan.stages:
+        units = [([it], s.bytes / len(s.items)) for it in s.items] if s.split else [(list(s.items), float(s.bytes))]
+        for items, nb in units:
+            i, part = items[0]
+            if i == RETURN:  # an assembled output: with the op producing it
+                i = plan.ops.index(_returned_owner(plan, part))
+            slots = group_slots(i)
+            if len(items) == 1 and items[0][0] != RETURN and len(parts[i]) > 1:
+                k = len(parts[i])
+                want = rank[i][part or 0] * len(slots) // k
+                order = slots[want:] + slots[:want]
+                slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
+                if slot is None:
+                    slot = min(order, key=lambda t: (i in held[t], load[t]))
+            else:  # with the whole op it reads in its group (a view's result is its input's tile), else least loaded
+                src = [slot_of[(q, None)] for v in plan.ops[i].operands if (q := index.get(id(v.owner))) is not None
+                       and (q, None) in slot_of and group_of.get(q) == group_of[i]]
+                slot = src[0] if src else min(slots, key=lambda t: load[t])
+            load[slot] += nb
+            held[slot].add(i)
+            for it in items:
+                slot_of[it] = slot
+    used = sorted(set(slot_of.values()))
+    new_index = {slot: k for k, slot in enumerate(used)}
+    stages = [Stage(k, [], 0, 0.0, False) for k in range(len(used))]
+    for it, slot in slot_of.items():
+        stages[new_index[slot]].items.append(it)
+    for s in plan.stages:
+        for it in s.items:
+            st = stages[new_index[slot_of[it]]]
+            st.bytes += s.bytes // len(s.items)
+            st.cost += s.cost / len(s.items)
+            st.split = st.split or s.split
+    for st in stages:
+        st.items.sort(key=lambda it: item_order(it, plan))
+    where = {}
+    for key, s in plan.where.items():
+        if key not in slot_of:  # a reduction's result: on the stage of its last part
+            key_item = max((it for it in plan.stages[s].items if it[0] == key[0]), key=lambda it: it[1] or 0)
+            where[key] = new_index[slot_of[key_item]]
+        else:
+            where[key] = new_index[slot_of[key]]
+    return replace(plan, stages=stages, where=where), [path[slot] for slot in used]
+
+
+def _returned_owner(plan: Plan, k: int) -> Operation:
+    """The op producing graph output k (an assembled split output's RETURN item)."""
+    from xdsl.dialects import func
+
+    block = plan.ops[0].parent_block()
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    return ret.operands[k].owner
+
+
+def forward_skips(block, ops: list[Operation], pipe: Pipeline) -> tuple[list[Operation], Pipeline]:
+    """Route every result read two or more groups after its producer's through each
+    group in between (docs/mesh.md, "Schedules": under double buffering a message
+    that skips a stage lets that stage's producer run only one inference ahead of
+    its reader): a copy of the value (`graph.max(v, v)`, elementwise, so it runs on
+    the value's pieces) is inserted at the end of each group in between, and the
+    reader reads the last copy. Changes `block` (a clone of @main's); returns the
+    new op list and the pipeline over it (each copy with its value's parts)."""
+    from nnx.dialects.graph import MaxOp
+
+    index = {id(op): i for i, op in enumerate(ops)}
+    group_of = {i: g for g, (a, b, _) in enumerate(pipe.groups) for i in range(a, b)}
+    after: dict[int, list[Operation]] = {}  # group -> copies appended to it
+    copies: dict[tuple[int, int], Operation] = {}  # (value's producer, group) -> its copy there
+    part_of: dict[int, int] = {}  # id(copy) -> parts
+    for i, op in enumerate(ops):
+        for n, v in enumerate(op.operands):
+            p = index.get(id(v.owner))
+            if p is None or group_of[i] - group_of[p] < 2:
+                continue
+            cur = v
+            for g in range(group_of[p] + 1, group_of[i]):
+                key = (p, g) if cur is v or (p, g - 1) in copies else (p, g)
+                if key not in copies:
+                    cp = MaxOp.build(operands=[[cur, cur], []], result_types=[cur.type])
+                    copies[key] = cp
+                    after.setdefault(g, []).append(cp)
+                    part_of[id(cp)] = pipe.parts[p]
+                cur = copies[key].results[0]
+            op.operands[n] = cur
+    if not copies:
+        return ops, pipe
+    new_ops: list[Operation] = []
+    parts: list[int] = []
+    groups = []
+    for g, (a, b, n) in enumerate(pipe.groups):
+        start = len(new_ops)
+        for i in range(a, b):
+            new_ops.append(ops[i])
+            parts.append(pipe.parts[i])
+        for cp in after.get(g, ()):
+            block.insert_op_after(cp, new_ops[-1])
+            new_ops.append(cp)
+            parts.append(part_of[id(cp)])
+        groups.append((start, len(new_ops), n))
+    return new_ops, Pipeline(tuple(groups), tuple(parts), pipe.stage_times)

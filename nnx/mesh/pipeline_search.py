@@ -1,0 +1,447 @@
+"""The layer-pipeline search of the `throughput` schedule (docs/mesh.md, "Schedules"):
+contiguous layer groups and a core count per group that balance the stage times
+of a stream, as SET and Tangram search them.
+
+Pure functions over plain data. A graph is a list of `Layer`s in topological order
+(the non-constant ops of @main; nnx/mesh/pipeline.py builds them with the target's
+cost definitions, `graph_costs.op_unit_cycles`); a *group* is a run [a, b) of
+consecutive layers that owns n cores of its own (a layer that `joins` the one
+before, an elementwise op on its parts, never starts one). Every layer of a group
+is split over (up to) the group's n cores, part j of each on the group's j-th
+core, so the group's cores run the group's layers one after another on one input
+while the next group works on the input before: a pipeline stage. With a stream
+the pipeline delivers one inference per `bottleneck` cycles, the slowest stage's.
+
+Cost model of a stage (`stage_time`), calibrated on ResNet-18 in the mesh
+simulator (docs/mesh.md): its layers one after another, each taking on each of
+its k parts (`layer_parts`: at most min(n, max_parts), whole rows or channels)
+  its one-core cycles x the largest part's share (ceil(max_parts / k) / max_parts)
+  + PART_OVERHEAD
+  + for each activation operand, the bytes its part receives (a row split: its
+    band, bytes x that share; a channel split or a whole layer: all of it), copied once
+    into the part's input (the concatenation of received pieces: read and
+    written at `dma_bytes_per_cycle`), and when the operand comes from inside
+    the group, also its arrival over one link (none for a row split reading a
+    row split of as many parts, whose bands lie on the same cores but for the
+    halo, or a whole layer reading one on its core);
+  + its piece of the result sent (a multicast, over one link) once to each
+    reader in a later group;
+and the values produced before the group and read after it pass through it
+(`forward_skips`): each core receives, copies and sends on its 1/n of them
+(`forward_cycles_per_byte`);
+an operand from an earlier group (or a graph input) arrives while the stage works
+on the input before (double-buffered receives): it costs no waiting, but the
+bytes a core receives from outside bound the stage from below at their time over
+one link. A core holds its share of every layer's weights and the largest of its
+layers' activations (memory reuse over time; `layer_bytes`): a group whose cores
+that does not fit (`stage_bytes` > the budget) cannot take n cores.
+
+Skips. With a stream, a SEND of inference i waits until its destination has begun
+inference i - 1 (two receive buffers). A message from group g to group g + 2 (a
+residual connection around a group) thus holds g at most one inference ahead of
+g + 2, where a full pipeline runs it two ahead: the stages stall one another. The
+search can prefer (`skip_slack`, default SKIP_SLACK: off), within a fraction of the
+least bottleneck, groups such that every layer reads only its own group's results
+or the group's before; the compilation forwards such values through the groups in
+between instead (nnx/mesh/pipeline.py, `forward_skips`).
+
+The search (`best_pipeline`) minimises the bottleneck over every partition into
+groups and every core count with at most `ncores` cores in all: for a bottleneck
+T, `cores_for` finds by dynamic programming over the layer order the fewest cores
+whose groups all take at most T (each group's least such n); the least feasible
+T is found by bisection over the finitely many stage times (feasibility is
+monotone in T). Exact for this cost model (test/python/test_pipeline_search.py
+checks it against brute force).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: cycles a layer's part costs beyond its compute (DMA and unit latencies, message
+#: heads): below a few hundred cycles of work a part does not pay for itself
+PART_OVERHEAD = 200.0
+
+#: how much slower (a fraction) a pipeline whose messages skip no stage may be than
+#: the fastest and still be taken ("Skips" in the module docstring); None: never.
+#: Off by default: on ResNet-18 (targets/mesh.toml, a stream of 8) the pipeline
+#: without skips takes 81,937 cycles per inference, the fastest by the model 58,203
+SKIP_SLACK: float | None = None
+
+#: how many times a core's lowered program holds its largest layer's activations,
+#: as the search first plans it (nnx/mesh/compile.py then tries 1)
+#: (results kept while the units overlap, storage copies, concatenations of
+#: received pieces); ResNet-50's first layers on 6 cores lowered to 4.2x them,
+#: which the emptier plans of the compilation's fills (`LATENCY_FILLS`) absorb
+ACTIVATION_COPIES = 2.0
+
+#: the longest group (layers) the search considers: longer runs of layers on the
+#: same cores are never faster than cutting them, and the search stays O(L x GROUP_MAX)
+GROUP_MAX = 48
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One op of the graph, as the search sees it.
+
+    cycles: its time on one core by the target's cost definitions; weight_bytes,
+    in_bytes, out_bytes: its constant operands, activation operands and results;
+    max_parts: the most parts it can be split into (1: whole); by_rows: split by
+    output rows (activations outweigh weights), else by output channels; operands
+    and joins: see below."""
+
+    cycles: float
+    weight_bytes: int = 0
+    in_bytes: int = 0
+    out_bytes: int = 0
+    max_parts: int = 1
+    by_rows: bool = False
+    #: (producing layer's index, or -1 for a graph input, bytes) of each activation
+    #: operand; empty: one operand of in_bytes from the layer before
+    operands: tuple[tuple[int, int], ...] = ()
+    #: how much more a core holds for it than the model says (raised where a
+    #: lowered program overflowed its core: nnx/mesh/compile.py)
+    held: float = 1.0
+    #: runs piecewise on the parts of the layer before (an elementwise op, pool or
+    #: batch norm after a split op): it cannot start a group
+    joins: bool = False
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the search knows of the mesh: cores, the bytes a core's plan may use, a
+    NoC link's and a core's DMA bytes per cycle."""
+
+    ncores: int
+    budget: float
+    link_bytes_per_cycle: float
+    #: a core's DMA bytes per cycle (copies within its memory)
+    dma_bytes_per_cycle: float = 64.0
+    #: how many times a core holds its largest layer's activations (ACTIVATION_COPIES)
+    activation_copies: float = 2.0
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The search's answer: groups [start, end) with their core counts, the parts of
+    every layer, each stage's time and the slowest (cycles per inference)."""
+
+    groups: tuple[tuple[int, int, int], ...]
+    parts: tuple[int, ...]
+    stage_times: tuple[float, ...]
+
+    @property
+    def bottleneck(self) -> float:
+        return max(self.stage_times)
+
+    @property
+    def cores(self) -> int:
+        return sum(n for _, _, n in self.groups)
+
+
+def layer_parts(layer: Layer, n: int) -> int:
+    """The parts a layer of a group of n cores is split into: the fewest whose
+    largest part is as small as on min(n, max_parts) parts (56 rows on 43 cores:
+    28 parts of 2 rows)."""
+    p = max(1, layer.max_parts)
+    return -(-p // -(-p // max(1, min(n, p))))
+
+
+def part_share(layer: Layer, k: int) -> float:
+    """The fraction of the layer its largest of k parts holds (whole rows or
+    channels: ceil(max_parts / k) of them)."""
+    p = max(1, layer.max_parts)
+    return -(-p // k) / p
+
+
+def operands_of(layers: list[Layer], i: int) -> tuple[tuple[int, int], ...]:
+    """Layer i's activation operands (producer, bytes)."""
+    x = layers[i]
+    return x.operands or ((i - 1, x.in_bytes),)
+
+
+def operand_time(x: Layer, nbytes: int, k: int, src: Layer | None, k_src: int,
+                 machine: Machine) -> tuple[float, float]:
+    """(time in the stage, bytes from outside the group) of an operand of `nbytes`
+    of layer x on k parts; `src`: its producer when inside the group (on k_src
+    parts), else None (module docstring)."""
+    got = nbytes * part_share(x, k) if x.by_rows else float(nbytes)
+    copy = 2 * got / machine.dma_bytes_per_cycle
+    if src is None:
+        return copy, got
+    if k_src == k and (k == 1 or (x.by_rows and src.by_rows)):
+        return 0.0, 0.0  # on the same core, or row bands cut alike: the halo only
+    if x.by_rows or k == 1:
+        return got / machine.link_bytes_per_cycle + copy, 0.0
+    return got * (k - 1) / k / machine.link_bytes_per_cycle + copy, 0.0
+
+
+def consumers(layers: list[Layer]) -> list[list[int]]:
+    """The layers reading each layer's result (once per operand)."""
+    out: list[list[int]] = [[] for _ in layers]
+    for j in range(len(layers)):
+        for p, _ in operands_of(layers, j):
+            if p >= 0:
+                out[p].append(j)
+    return out
+
+
+def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
+    """Group [a, b)'s time per inference on n cores (the module docstring's model)."""
+    t, outside = 0.0, 0.0
+    readers = consumers(layers)
+    for i in range(a, b):
+        x = layers[i]
+        k = layer_parts(x, n)
+        t += x.cycles * part_share(x, k) + PART_OVERHEAD
+        for p, nb in operands_of(layers, i):
+            src = layers[p] if p >= a else None
+            dt, ob = operand_time(x, nb, k, src, layer_parts(src, n) if src else 0, machine)
+            t += dt
+            outside += ob
+        # its piece sent once (a multicast) to each later group's reader
+        t += sum(1 for j in readers[i] if j >= b) * x.out_bytes * part_share(x, k) / machine.link_bytes_per_cycle
+    passing = sum(layers[p].out_bytes for p in range(a) if readers[p] and max(readers[p]) >= b)
+    return max(t + passing / n * forward_cycles_per_byte(machine), outside / machine.link_bytes_per_cycle)
+
+
+def forward_cycles_per_byte(machine: Machine) -> float:
+    """What forwarding a byte of a value through a group costs its cores (received
+    and copied in, copied by the forwarding op, sent on: nnx/mesh/pipeline.py,
+    `forward_skips`)."""
+    return 3 / machine.dma_bytes_per_cycle + 1 / machine.link_bytes_per_cycle
+
+
+def layer_bytes(layer: Layer, n: int, machine: Machine) -> tuple[float, float]:
+    """(weights, activations) a core of a group of n holds for the layer: its bands
+    `machine.activation_copies` times; a channel split's whole input twice (the
+    received pieces and their concatenation), or when that exceeds the budget, its
+    band (the partitioner's reduction or 2-D split cuts it along its input too)."""
+    k = layer_parts(layer, n)
+    f = part_share(layer, k)
+    c, h = machine.activation_copies, layer.held
+    if k == 1:
+        return h * layer.weight_bytes, h * c * (layer.in_bytes + layer.out_bytes)
+    if layer.by_rows:
+        return h * layer.weight_bytes, h * c * (layer.in_bytes + layer.out_bytes) * f
+    held_in = c * layer.in_bytes * f if 2 * layer.in_bytes > machine.budget else 2.0 * layer.in_bytes
+    return h * layer.weight_bytes * f, h * (held_in + c * layer.out_bytes * f)
+
+
+def stage_bytes(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
+    """The bytes a core of group [a, b) on n cores holds: its share of every layer's
+    weights and the largest of its layers' activations (reused over time)."""
+    held = [layer_bytes(x, n, machine) for x in layers[a:b]]
+    return sum(w for w, _ in held) + max((a for _, a in held), default=0.0)
+
+
+def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarray]:
+    """time[a, b - a - 1, n - 1] and fits[...] of every group [a, b) of at most
+    GROUP_MAX layers on n cores (inf where the group does not exist): `stage_time`
+    and `stage_bytes` for all of them at once."""
+    L, N = len(layers), machine.ncores
+    G = min(GROUP_MAX, L)
+    ns = np.arange(1, N + 1)
+    ks, fr = [], []
+    for x in layers:
+        p = max(1, x.max_parts)
+        k = -(-p // -(-p // np.minimum(ns, p)))  # layer_parts for every n
+        ks.append(k)
+        fr.append(-(-p // k) / p)  # part_share
+    per = np.array([x.cycles * f + PART_OVERHEAD for x, f in zip(layers, fr)])
+    w = np.zeros((L, N))
+    act = np.zeros((L, N))
+    ops = [operands_of(layers, i) for i in range(L)]
+    # per operand: (producer, time inside, time outside, bytes from outside), over n
+    opt = []
+    for i, x in enumerate(layers):
+        k = ks[i]
+        c = machine.activation_copies  # layer_bytes for every n
+        if x.by_rows or x.max_parts == 1:
+            w[i] = x.held * x.weight_bytes
+            act[i] = x.held * c * (x.in_bytes + x.out_bytes) * fr[i]
+        else:
+            w[i] = x.held * x.weight_bytes * fr[i]
+            held_in = c * x.in_bytes * fr[i] if 2 * x.in_bytes > machine.budget else 2.0 * x.in_bytes
+            act[i] = x.held * np.where(k > 1, held_in + c * x.out_bytes * fr[i], c * (x.in_bytes + x.out_bytes))
+        row = []
+        for p, nb in ops[i]:
+            got = nb * fr[i] if x.by_rows else np.full(N, float(nb))
+            copy = 2 * got / machine.dma_bytes_per_cycle
+            inside = np.zeros(N)
+            if p >= 0:  # operand_time with the producer in the group
+                link = machine.link_bytes_per_cycle
+                same = (ks[p] == k) & ((k == 1) | (x.by_rows and layers[p].by_rows))
+                moved = got / link if x.by_rows else np.where(k > 1, got * (k - 1) / k / link, got / link)
+                inside = np.where(same, 0.0, moved + copy)
+            row.append((p, inside, copy, got))
+        opt.append(row)
+    readers = consumers(layers)
+    piece = [x.out_bytes * f / machine.link_bytes_per_cycle for x, f in zip(layers, fr)]
+    time = np.full((L, G, N), np.inf)
+    fits = np.zeros((L, G, N), dtype=bool)
+    last = [max(r) if r else -1 for r in readers]
+    fwd = forward_cycles_per_byte(machine) / ns
+    for a in range(L):
+        if a > 0 and layers[a].joins:
+            continue  # no group starts here
+        over = [(last[p], layers[p].out_bytes) for p in range(a) if last[p] > a]  # values passing a
+        t = np.zeros(N)
+        outside = np.zeros(N)
+        wsum = np.zeros(N)
+        amax = np.zeros(N)
+        for g in range(min(G, L - a)):
+            i = a + g
+            # layer i's piece goes to each of its readers, all after the group yet
+            t = t + per[i] + len(readers[i]) * piece[i]
+            for p, inside, copy, got in opt[i]:
+                if p >= a:  # read inside the group now: not sent for this reader
+                    t = t + inside - piece[p]
+                else:
+                    t = t + copy
+                    outside = outside + got
+            wsum = wsum + w[i]
+            amax = np.maximum(amax, act[i])
+            passing = sum(nb for r, nb in over if r >= i + 1)  # forwarded through [a, i + 1)
+            time[a, g] = np.maximum(t + passing * fwd, outside / machine.link_bytes_per_cycle)
+            fits[a, g] = wsum + amax <= machine.budget
+    return time, fits
+
+
+def reach(layers: list[Layer]) -> np.ndarray:
+    """reach[a, g]: the earliest layer whose result a layer of group [a, a + g + 1)
+    reads (graph inputs not counted; len(layers) when none)."""
+    L = len(layers)
+    G = min(GROUP_MAX, L)
+    out = np.full((L, G), L, dtype=np.int64)
+    for a in range(L):
+        r = L
+        for g in range(min(G, L - a)):
+            r = min([r] + [p for p, _ in operands_of(layers, a + g) if p >= 0])
+            out[a, g] = r
+    return out
+
+
+def cores_for(time: np.ndarray, fits: np.ndarray, bound: float,
+              reached: np.ndarray | None = None) -> tuple[int, list[tuple[int, int, int]]] | None:
+    """The fewest cores whose groups all take at most `bound` cycles and fit their
+    cores, and those groups [(start, end, n)], by dynamic programming over the layer
+    order (a group's least n: a channel split's gathering may make more cores
+    slower, so that is not where its time first falls below the bound's
+    neighbour); None when no such groups exist. With `reached` (`reach`), every
+    layer reads only results of its own group or the group just before (no
+    message skips a stage: module docstring, "Skips"); the state is then the last
+    group, not only where it ends."""
+    L, G, N = time.shape
+    ok = (time <= bound) & fits
+    any_ok = ok.any(axis=2)
+    least = np.where(any_ok, ok.argmax(axis=2) + 1, 0)
+    inf = np.iinfo(np.int64).max // 2
+    if reached is None:
+        best = np.full(L + 1, inf, dtype=np.int64)
+        back = np.zeros(L + 1, dtype=np.int64)
+        best[0] = 0
+        for b in range(1, L + 1):
+            for g in range(min(G, b)):
+                a = b - g - 1
+                if any_ok[a, g] and best[a] + least[a, g] < best[b]:
+                    best[b] = best[a] + least[a, g]
+                    back[b] = a
+        if best[L] >= inf:
+            return None
+        groups, b = [], L
+        while b > 0:
+            a = int(back[b])
+            groups.append((a, b, int(least[a, b - a - 1])))
+            b = a
+        return int(best[L]), groups[::-1]
+    # best2[a][g]: the fewest cores of groups covering [0, a + g + 1) whose last is [a, a + g + 1)
+    best2 = np.full((L, G), inf, dtype=np.int64)
+    back2 = np.full((L, G), -1, dtype=np.int64)
+    ending: list[list[tuple[int, int]]] = [[] for _ in range(L + 1)]  # groups ending at b: (p, cores)
+    for a in range(L):
+        # the groups [p, a) before, by p ascending, with running minima
+        prev = sorted((p, c) for p, c in ending[a]) if a else []
+        mins, arg, m, am = [], [], inf, -1
+        for p, c in prev:
+            if c < m:
+                m, am = c, p
+            mins.append(m)
+            arg.append(am)
+        for g in range(min(G, L - a)):
+            if not any_ok[a, g]:
+                continue
+            if a == 0:
+                cost, p_best = 0, -1
+            else:
+                r = reached[a, g]
+                j = -1
+                for t, (p, _) in enumerate(prev):  # the last predecessor starting at or before r
+                    if p <= r:
+                        j = t
+                if j < 0 or mins[j] >= inf:
+                    continue
+                cost, p_best = mins[j], arg[j]
+            best2[a, g] = cost + least[a, g]
+            back2[a, g] = p_best
+            ending[a + g + 1].append((a, int(best2[a, g])))
+    finals = [(c, p) for p, c in ending[L]]
+    if not finals:
+        return None
+    total, a = min(finals)
+    groups, b = [], L
+    while b > 0:
+        g = b - a - 1
+        groups.append((a, b, int(least[a, g])))
+        b, a = a, int(back2[a, g])
+    return int(total), groups[::-1]
+
+
+def _least_bound(time: np.ndarray, fits: np.ndarray, ncores: int, reached: np.ndarray | None):
+    """(bound, (cores, groups)) of the least candidate bound whose groups fit
+    `ncores` (`cores_for`), or None."""
+    cands = np.unique(time[np.isfinite(time) & fits])
+    lo, hi = 0, len(cands) - 1
+    found = cores_for(time, fits, cands[hi], reached) if len(cands) else None
+    if found is None or found[0] > ncores:
+        return None
+    while lo < hi:  # the least candidate bound whose pipeline fits the cores
+        mid = (lo + hi) // 2
+        got = cores_for(time, fits, cands[mid], reached)
+        if got is not None and got[0] <= ncores:
+            hi, found = mid, got
+        else:
+            lo = mid + 1
+    return float(cands[hi]), found
+
+
+def best_pipeline(layers: list[Layer], machine: Machine, skip_slack: float | None = SKIP_SLACK) -> Pipeline:
+    """The groups and core counts of least bottleneck within `machine.ncores` cores
+    (the module docstring); the spare cores then go, one at a time, to the slowest
+    stage while that makes it faster. With `skip_slack`, the pipeline without
+    skipping messages ("Skips") when its bottleneck is within 1 + skip_slack of
+    the least. Raises ValueError when no layer partition fits the cores' memory."""
+    time, fits = _times(layers, machine)
+    free = _least_bound(time, fits, machine.ncores, None)
+    if free is None:
+        raise ValueError("no pipeline of the layers fits the cores")
+    found = free[1]
+    if skip_slack is not None:
+        near = _least_bound(time, fits, machine.ncores, reach(layers))
+        if near is not None and near[0] <= free[0] * (1 + skip_slack):
+            found = near[1]
+    groups = [list(g) for g in found[1]]
+    spare = machine.ncores - found[0]
+    while spare > 0:  # spare cores to the slowest stage while it gains
+        s = max(range(len(groups)), key=lambda s: time[groups[s][0], groups[s][1] - groups[s][0] - 1,
+                                                       groups[s][2] - 1])
+        a, b, n = groups[s]
+        if n >= machine.ncores or time[a, b - a - 1, n] >= time[a, b - a - 1, n - 1]:
+            break
+        groups[s][2] += 1
+        spare -= 1
+    parts = tuple(layer_parts(layers[i], n) for a, b, n in groups for i in range(a, b))
+    times = tuple(float(time[a, b - a - 1, n - 1]) for a, b, n in groups)
+    return Pipeline(tuple(tuple(g) for g in groups), parts, times)

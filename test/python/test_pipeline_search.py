@@ -1,0 +1,145 @@
+"""The layer-pipeline search of the throughput schedule (nnx/mesh/pipeline_search.py):
+balanced stages, memory limits, and optimality against brute force on small inputs."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from nnx.mesh.pipeline_search import Layer, Machine, best_pipeline, operands_of, stage_bytes, stage_time
+
+BIG = Machine(ncores=16, budget=1e12, link_bytes_per_cycle=32.0)
+
+
+def _brute(layers, machine, no_skips=False):
+    """The least bottleneck over every partition into groups (no group starting at
+    a layer that joins the one before; with `no_skips`, no layer reading a result
+    from before the group before its own) and every core count, at most ncores in
+    all."""
+    L = len(layers)
+    best = float("inf")
+    for cuts in itertools.product([False, True], repeat=L - 1):
+        starts = [0] + [i + 1 for i, c in enumerate(cuts) if c]
+        if any(layers[a].joins for a in starts[1:]):
+            continue
+        groups = list(zip(starts, starts[1:] + [L]))
+        group_of = {i: g for g, (a, b) in enumerate(groups) for i in range(a, b)}
+        if no_skips and any(p >= 0 and group_of[i] - group_of[p] > 1
+                            for i in range(L) for p, _ in operands_of(layers, i)):
+            continue
+        for ns in itertools.product(range(1, machine.ncores + 1), repeat=len(groups)):
+            if sum(ns) > machine.ncores:
+                continue
+            if any(stage_bytes(layers, a, b, n, machine) > machine.budget for (a, b), n in zip(groups, ns)):
+                continue
+            best = min(best, max(stage_time(layers, a, b, n, machine) for (a, b), n in zip(groups, ns)))
+    return best
+
+
+def test_equal_layers_get_a_core_each():
+    layers = [Layer(10_000.0, max_parts=64) for _ in range(4)]
+    pipe = best_pipeline(layers, Machine(4, 1e12, 32.0))
+    assert [(a, b) for a, b, _ in pipe.groups] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert pipe.cores == 4
+    assert pipe.bottleneck == pytest.approx(stage_time(layers, 0, 1, 1, BIG))
+
+
+def test_cores_follow_the_work():
+    """A layer of 9x the work gets the cores it can use (12 parts at most), the
+    light one just enough to keep up: a pipeline faster than both on all cores."""
+    layers = [Layer(1_000_000.0, max_parts=12), Layer(9_000_000.0, max_parts=12)]
+    pipe = best_pipeline(layers, BIG)
+    assert [n for _, _, n in pipe.groups] == [2, 12]
+    assert pipe.bottleneck == pytest.approx(9_000_000 / 12 + stage_time([Layer(0.0)], 0, 1, 1, BIG))
+    assert pipe.bottleneck < stage_time(layers, 0, 2, 16, BIG)
+
+
+def test_whole_layers_are_packed():
+    """Small layers that cannot split share a core rather than each taking one."""
+    layers = [Layer(100.0) for _ in range(6)] + [Layer(60_000.0, max_parts=70)]
+    pipe = best_pipeline(layers, Machine(8, 1e12, 32.0))
+    assert pipe.groups[0][:2] == (0, 6) and pipe.groups[0][2] == 1
+    assert pipe.groups[-1][2] == 7
+
+
+def test_received_bytes_cost_their_copy_and_inside_a_group_their_arrival():
+    """A layer split by channels gathers its whole input on every part; from inside
+    its group it waits for it over a link, from the group before it arrives while
+    the stage works on the input before (only its copy into the part's input
+    counts, and its link time bounds the stage); split by rows, only its band."""
+    x = Layer(10_000.0, max_parts=64, by_rows=True)
+    y = Layer(10_000.0, in_bytes=320_000, max_parts=64)
+    y_rows = Layer(10_000.0, in_bytes=320_000, max_parts=64, by_rows=True)
+    copy = 2 * 320_000 / 64
+    gathered = 320_000 * 15 / 16 / 32 + copy
+    assert stage_time([x, y], 0, 2, 16, BIG) == pytest.approx(stage_time([x, y_rows], 0, 2, 16, BIG) + gathered)
+    # the first layer of a group: its copy counts, one link's worth of input bounds it
+    assert stage_time([y], 0, 1, 16, BIG) == pytest.approx(10_000 / 16 + 200 + copy)
+    assert stage_time([Layer(100.0, in_bytes=320_000, max_parts=64)], 0, 1, 16, BIG) == \
+        pytest.approx(max(100 / 16 + 200 + copy, 320_000 / 32))
+    assert stage_time([y_rows], 0, 1, 16, BIG) == pytest.approx(10_000 / 16 + 200 + copy / 16)
+    # so the search cuts the pipeline before a channel split with a large input
+    pipe = best_pipeline([x, Layer(90_000.0, in_bytes=320_000, max_parts=64)], BIG)
+    assert [(a, b) for a, b, _ in pipe.groups] == [(0, 1), (1, 2)]
+
+
+def test_skip_connection_from_an_earlier_group_is_received_from_outside():
+    """An add reading a value two layers back: from outside its group that operand
+    bounds the stage by its link time."""
+    layers = [Layer(1000.0, out_bytes=64_000, max_parts=8, by_rows=True),
+              Layer(1000.0, in_bytes=64_000, out_bytes=64_000, max_parts=8, by_rows=True),
+              Layer(100.0, in_bytes=128_000, max_parts=8, by_rows=True, joins=True,
+                    operands=((0, 64_000), (1, 64_000)))]
+    one = stage_time(layers, 1, 3, 1, BIG)
+    assert one == pytest.approx(max(1000 + 100 + 2 * 200 + 2 * 64_000 / 64 + 2 * 64_000 / 64, 128_000 / 32))
+    assert stage_time(layers, 0, 3, 1, BIG) < one
+
+
+def test_memory_forces_cores_and_cuts():
+    """Weights of 3 units per layer on cores of 4: a layer needs its own core
+    whatever the time, and a heavy layer as many cores as its weights need."""
+    layers = [Layer(100.0, weight_bytes=3, max_parts=8) for _ in range(3)]
+    pipe = best_pipeline(layers, Machine(8, 4.0, 32.0))
+    assert all(b - a == 1 for a, b, _ in pipe.groups)
+    heavy = [Layer(100.0, weight_bytes=30, max_parts=8)]
+    assert best_pipeline(heavy, Machine(8, 4.0, 32.0)).groups[0][2] == 8
+    with pytest.raises(ValueError):
+        best_pipeline(heavy, Machine(7, 4.0, 32.0))
+
+
+def test_joined_layers_stay_with_their_producer():
+    layers = [Layer(50_000.0, max_parts=64), Layer(50_000.0, max_parts=64, joins=True)]
+    pipe = best_pipeline(layers, BIG)
+    assert pipe.groups == ((0, 2, 16),)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_optimal_against_brute_force(seed):
+    rng = random.Random(seed)
+    L = rng.randint(1, 5)
+    layers = [Layer(float(rng.choice([50, 400, 3_000, 20_000, 90_000])), weight_bytes=rng.randint(0, 40),
+                    in_bytes=rng.choice([0, 3_200, 64_000]), out_bytes=rng.choice([0, 3_200]),
+                    max_parts=rng.choice([1, 2, 3, 8]), by_rows=rng.random() < 0.5,
+                    joins=i > 0 and rng.random() < 0.25,
+                    operands=tuple((rng.randint(-1, i - 1), rng.choice([0, 3_200, 64_000]))
+                                   for _ in range(rng.randint(1, 2))) if rng.random() < 0.5 else ())
+              for i in range(L)]
+    machine = Machine(rng.randint(L, 7), rng.choice([40_000.0, 70_000.0, 1e9]), 32.0)
+    want = _brute(layers, machine)
+    if want == float("inf"):
+        with pytest.raises(ValueError):
+            best_pipeline(layers, machine)
+        return
+    pipe = best_pipeline(layers, machine, skip_slack=None)
+    assert pipe.cores <= machine.ncores
+    assert pipe.bottleneck == pytest.approx(want, rel=1e-9)
+    # without skipping messages, whenever some partition allows it
+    no_skips = _brute(layers, machine, no_skips=True)
+    if no_skips < float("inf"):
+        assert best_pipeline(layers, machine, skip_slack=float("inf")).bottleneck == pytest.approx(no_skips, rel=1e-9)
+    # the reported stage times are the cost model's
+    for (a, b, n), t in zip(pipe.groups, pipe.stage_times):
+        assert t == pytest.approx(stage_time(layers, a, b, n, machine))
+        assert stage_bytes(layers, a, b, n, machine) <= machine.budget
