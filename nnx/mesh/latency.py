@@ -91,16 +91,9 @@ def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list
     `budget`; when none has room, to the least loaded (planned bytes count an input
     once per part that reads it, a core holds it once: the lowered programs' storage
     decides)."""
-    from nnx.mesh.stage_merge import item_order
-
     n = width * height
     path = snake(width, height)
-    parts: dict[int, list[int]] = {}
-    for s in plan.stages:
-        for i, part in s.items:
-            if i != RETURN:
-                parts.setdefault(i, []).append(part or 0)
-    rank = {i: {p: r for r, p in enumerate(sorted(ps))} for i, ps in parts.items()}
+    parts, rank = part_ranks(plan)
     offset: dict[int, int] = {}
     nxt = 0
     load = [0.0] * n
@@ -126,6 +119,26 @@ def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list
         held[slot].add(i)
         for it in items:
             slot_of[it] = slot
+    return plan_on_slots(plan, slot_of, path)
+
+
+def part_ranks(plan: Plan) -> tuple[dict[int, list[int]], dict[int, dict[int, int]]]:
+    """Per split op (index in `plan.ops`), its part numbers, and each part's rank
+    among them."""
+    parts: dict[int, list[int]] = {}
+    for s in plan.stages:
+        for i, part in s.items:
+            if i != RETURN:
+                parts.setdefault(i, []).append(part or 0)
+    return parts, {i: {p: r for r, p in enumerate(sorted(ps))} for i, ps in parts.items()}
+
+
+def plan_on_slots(plan: Plan, slot_of: dict, path: list[int]) -> tuple[Plan, list[int]]:
+    """The plan with one stage per used slot (`slot_of`: item -> slot, a position
+    of `path`, the cores in placement order), its items in graph order, bytes and
+    cost shared out from the stages they came from, and the core of each stage."""
+    from nnx.mesh.stage_merge import item_order
+
     used = sorted(set(slot_of.values()))
     new_index = {slot: k for k, slot in enumerate(used)}
     stages = [Stage(k, [], 0, 0.0, False) for k in range(len(used))]

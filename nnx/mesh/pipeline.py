@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from xdsl.ir import Operation
 
-from nnx.mesh.partition import RETURN, Plan, Stage, const_bytes, nbytes, split_axis
+from nnx.mesh.partition import RETURN, Plan, const_bytes, nbytes, split_axis
 from nnx.mesh.pipeline_search import ACTIVATION_COPIES, Layer, Machine, Pipeline
 
 
@@ -98,8 +98,7 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: fl
     input's tile, is never sent before it is received: a deadlock), else on the
     least loaded position of its first op's group; an assembled graph output goes
     with its producer's group."""
-    from nnx.mesh.latency import snake
-    from nnx.mesh.stage_merge import item_order
+    from nnx.mesh.latency import part_ranks, plan_on_slots, snake
 
     path = snake(width, height)
     index = {id(op): i for i, op in enumerate(plan.ops)}
@@ -110,12 +109,7 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: fl
         for i in range(a, b):
             group_of[i] = g
         pos += n
-    parts: dict[int, list[int]] = {}
-    for s in plan.stages:
-        for i, part in s.items:
-            if i != RETURN:
-                parts.setdefault(i, []).append(part or 0)
-    rank = {i: {p: r for r, p in enumerate(sorted(ps))} for i, ps in parts.items()}
+    parts, rank = part_ranks(plan)
     load = [0.0] * len(path)
     held: list[set[int]] = [set() for _ in path]
     slot_of: dict[tuple[int, int | None], int] = {}
@@ -146,27 +140,7 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: fl
             held[slot].add(i)
             for it in items:
                 slot_of[it] = slot
-    used = sorted(set(slot_of.values()))
-    new_index = {slot: k for k, slot in enumerate(used)}
-    stages = [Stage(k, [], 0, 0.0, False) for k in range(len(used))]
-    for it, slot in slot_of.items():
-        stages[new_index[slot]].items.append(it)
-    for s in plan.stages:
-        for it in s.items:
-            st = stages[new_index[slot_of[it]]]
-            st.bytes += s.bytes // len(s.items)
-            st.cost += s.cost / len(s.items)
-            st.split = st.split or s.split
-    for st in stages:
-        st.items.sort(key=lambda it: item_order(it, plan))
-    where = {}
-    for key, s in plan.where.items():
-        if key not in slot_of:  # a reduction's result: on the stage of its last part
-            key_item = max((it for it in plan.stages[s].items if it[0] == key[0]), key=lambda it: it[1] or 0)
-            where[key] = new_index[slot_of[key_item]]
-        else:
-            where[key] = new_index[slot_of[key]]
-    return replace(plan, stages=stages, where=where), [path[slot] for slot in used]
+    return plan_on_slots(plan, slot_of, path)
 
 
 def _returned_owner(plan: Plan, k: int) -> Operation:
