@@ -91,10 +91,14 @@ def test_same_rows_with_two_workers(sweep_dir, one_worker):
 
 
 def test_same_rows_on_a_local_ray_cluster(sweep_dir, one_worker):
+    # in a process of its own, as a user runs it: Ray's threads (gRPC) must not be
+    # left in the test process, whose later local pools fork their workers from it
     pytest.importorskip("ray", reason="Ray is the nnx[ray] extra (scripts/test.sh installs it)")
     out = sweep_dir / "ray.csv"
-    assert sweep_main([str(sweep_dir / "s.toml"), "-o", str(out), "--ray", "local", "--workers", "2",
-                       "--quiet"]) == 0
+    cmd = [sys.executable, "-m", "nnx.tools.nnx_sweep", str(sweep_dir / "s.toml"), "-o", str(out),
+           "--ray", "local", "--workers", "2", "--quiet"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
     assert without_seconds(read_rows(out)) == without_seconds(one_worker)
 
 
@@ -127,7 +131,7 @@ def test_killed_sweep_resumes_with_the_missing_points_only(sweep_dir, one_worker
     assert "(0 computed, 24 already in" in again.stderr
 
 
-def test_a_point_that_does_not_fit_is_a_row(tmp_path):
+def test_a_point_that_does_not_fit_is_a_row(tmp_path, capsys):
     mlp(tmp_path / "big.onnx", 512, 2, 3, batch=1)
     shutil.copy(MESH4, tmp_path / "mesh4x4.toml")
     (tmp_path / "s.toml").write_text(f"""
@@ -141,7 +145,8 @@ base = "mesh4x4.toml"
 "mesh.core_memory_bytes" = [131072, 2097152]
 """)
     out = tmp_path / "r.csv"
-    assert sweep_main([str(tmp_path / "s.toml"), "-o", str(out), "--workers", "1", "--quiet"]) == 0
+    rc = sweep_main([str(tmp_path / "s.toml"), "-o", str(out), "--workers", "1", "--quiet"])
+    assert rc == 0, capsys.readouterr().err
     rows = read_rows(out)
     assert len(rows) == 8
     at = {(r["pipeline"], r["mesh.width"], r["mesh.core_memory_bytes"]): r for r in rows}
