@@ -172,7 +172,7 @@ def allocate_program(pass_name: str, prog, reuse: bool = False, reuse_limit: int
     its writer must wait for;
     the dependencies must then come from the allocated addresses
     (`nnx.lowering.deps.instruction_dependencies`), which see the reuse."""
-    from nnx.dialects.chip import BufferOp, ChipInstrOp, TileAttr, _SymbolOp
+    from nnx.dialects.chip import BufferOp, ChipInstrOp, InputOp, TileAttr, _SymbolOp
     from nnx.lowering.deps import ACCESS_ATTR, allocate_accesses
 
     bufs = [op for op in prog.body.block.ops if isinstance(op, BufferOp)]
@@ -181,11 +181,18 @@ def allocate_program(pass_name: str, prog, reuse: bool = False, reuse_limit: int
     listed = [(b.sym_name.data, b.bytes.value.data, b.kind.data) for b in bufs]
     if reuse:
         live = live_ranges(prog)
-        syms = {op.tile.space.data[1:]: op for op in prog.body.block.ops
-                if isinstance(op, _SymbolOp) and op.sym_name.data in reuse_inputs
-                and op.tile.space.data.startswith("@") and op.tile.space.data[1:] in live}
-        for name, op in syms.items():  # where the data must arrive (nnx/mesh/stitch.py)
-            op.attributes[FIRST_USE_ATTR] = IntAttr(live[name][0])
+        # the input symbols of each buffer (several: arguments written into one
+        # concat's buffer, chip-lower's concat_in_place); its memory is reused only
+        # when every one is written while the program runs
+        syms: dict[str, list] = {}
+        for op in prog.body.block.ops:
+            if isinstance(op, InputOp) and op.tile.space.data.startswith("@"):
+                syms.setdefault(op.tile.space.data[1:], []).append(op)
+        syms = {name: ops for name, ops in syms.items()
+                if name in live and all(op.sym_name.data in reuse_inputs for op in ops)}
+        for name, ops in syms.items():  # where the data must arrive (nnx/mesh/stitch.py)
+            for op in ops:
+                op.attributes[FIRST_USE_ATTR] = IntAttr(live[name][0])
         reusable = {n for n, _, kind in listed if kind == "intermediate" or (kind == "input" and n in syms)}
         addr, storage_bytes = reused_addresses(listed, live, reusable, reuse_limit)
     else:

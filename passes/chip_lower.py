@@ -19,7 +19,10 @@ one decision.
 Options (those of `lower-to-chip`): `target`, `double-buffer`, `max-tile-elements`,
 `chain`, and `schedule` (default true: plan for a program that chip-schedule will
 reorder: next-fit cache reuse, small VPU tiles that follow their producer's tiles,
-MatMul accumulators started from an Add's operand). Transposes marked `nnx.view`
+MatMul accumulators started from an Add's operand), `concat-in-place` (default
+false: a concat whose operands are function arguments read by no other concat, each
+a contiguous byte range of the result, is their one buffer: the arguments are
+written into it, no copy; a mesh core's received pieces). Transposes marked `nnx.view`
 (graph-transpose-views) are lowered as strided views; the composite runs that pass
 and graph-hoist-addends first when `schedule` is true.
 
@@ -62,14 +65,17 @@ class ChipLowerPass(ModulePass):
     max_tile_elements: int = 0
     chain: bool = True
     schedule: bool = True
+    #: a concat of function arguments is their one buffer: each argument is written
+    #: into its range of the result (a mesh core's received pieces), no copy
+    concat_in_place: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
-                     bool(self.chain), bool(self.schedule))
+                     bool(self.chain), bool(self.schedule), bool(self.concat_in_place))
 
 
 def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: str, double_buffer: bool,
-                 max_tile_elements: int, chain: bool, schedule: bool) -> list:
+                 max_tile_elements: int, chain: bool, schedule: bool, concat_in_place: bool = False) -> list:
     """Replace the functions of `module` by the chip.program of its @main; problems
     are PassErrors named `pass_name` (chip-lower, or the composite lower-to-chip).
     Returns the emitted (instruction, reads, writes), in the program's order."""
@@ -85,7 +91,8 @@ def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: st
 
         ctx.load_dialect(Chip)
     try:
-        prog, entries = lower_function(main, target, double_buffer, max_tile_elements, chain, schedule)
+        prog, entries = lower_function(main, target, double_buffer, max_tile_elements, chain, schedule,
+                                       concat_in_place)
     except LoweringError as e:
         raise PassError(f"{pass_name}: {e.message}", e.op) from None
     for f in funcs:

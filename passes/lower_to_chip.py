@@ -35,7 +35,9 @@ Options: `target` (path of a target TOML; default: the embedded default target),
 and the unscheduled program),
 `reuse` (default false; true = intermediate buffers share storage over time,
 chip-allocate's `reuse`), `reuse-limit` (bytes the storage should stay within, memory
-freed long ago reused first; 0: reuse as soon as freed), `double-buffer` (default true), `max-tile-elements` (split output tiles above this
+freed long ago reused first; 0: reuse as soon as freed), `concat-in-place` (default
+false; true = a concat of function arguments is their one buffer, each argument
+written into its range: no copy; chip-lower's option), `double-buffer` (default true), `max-tile-elements` (split output tiles above this
 many elements even when they fit, so DMA and compute overlap; 0 = the target's
 `tiling.vpu_elements` x 4, -1 = never).
 
@@ -69,6 +71,8 @@ class LowerToChipPass(ModulePass):
     #: with `reuse`: input symbols written while the program runs (a mesh core's
     #: received messages), whose memory is reused too (chip-allocate)
     reuse_inputs: tuple[str, ...] = ()
+    #: chip-lower's `concat_in_place`: a concat of arguments is their one buffer
+    concat_in_place: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plain = op.clone() if self.schedule and self.keep_faster else None
@@ -106,7 +110,7 @@ class LowerToChipPass(ModulePass):
             GraphHoistAddendsPass().apply(ctx, op)
             GraphTransposeViewsPass().apply(ctx, op)
         entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
-                               bool(self.chain), schedule)
+                               bool(self.chain), schedule, bool(self.concat_in_place))
         from nnx.lowering.deps import instruction_dependencies
 
         for prog in chip_programs(self.name, op):

@@ -40,6 +40,8 @@ class LoweringContext:
     epi_views: dict = field(default_factory=dict)
     # Transpose ops lowered as strided views (fusion.transpose_view)
     views: set = field(default_factory=set)
+    # concats whose operands are parts of their result's buffer (in_place_concats)
+    in_place: set = field(default_factory=set)
     # consecutive ops rotate their working sets over parts of the caches
     rotation: int = 0
 

@@ -38,10 +38,12 @@ def value_names(attrs, count: int, default: str) -> list[str]:
     return out
 
 
-def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
+def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True,
+                   concat_in_place: bool = False):
     """Lower `func` (graph + sparse ops): (the `chip.program`, the emitted
-    (instruction, reads, writes) in program order). Raises `LoweringError`."""
-    cx, inputs, outputs = _lower_ops(func, target, double_buffer, max_tile, chain, schedule)
+    (instruction, reads, writes) in program order). `concat_in_place`: a concat of
+    arguments is their one buffer (`in_place_concats`). Raises `LoweringError`."""
+    cx, inputs, outputs = _lower_ops(func, target, double_buffer, max_tile, chain, schedule, concat_in_place)
     return build_program(cx, inputs, outputs), cx.stream.entries
 
 
@@ -53,7 +55,8 @@ def lower_entries(func, target, double_buffer: bool, max_tile: int, chain: bool 
     return _lower_ops(func, target, double_buffer, max_tile, chain, schedule)[0].stream.entries
 
 
-def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, schedule: bool):
+def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, schedule: bool,
+               concat_in_place: bool = False):
     """Lower every op of `func`: (the lowering context, the inputs, the outputs)."""
     from xdsl.dialects import func as fdialect
 
@@ -66,9 +69,22 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
     if ret is not None:
         cx.returned.update(ret.arguments)
     inputs: list[tuple[str, Tensor]] = []
+    if concat_in_place:
+        for op, (axis, places) in in_place_concats(block, cx.returned).items():
+            whole = cx.store.result_tensor(op.results[0])
+            cx.store.buffer(whole.buffer).kind = "input"
+            # a piece is one byte range when every axis before the concat axis has
+            # extent 1, else a strided view of the result
+            strides = None if all(d == 1 for d in whole.shape[:axis]) else whole.row_major()
+            for arg, offset in places:
+                cx.store.tensors[arg] = Tensor(offset, tuple(arg.type.get_shape()), whole.dtype, whole.buffer, "S",
+                                               strides)
+            cx.in_place.add(op)
     for arg, name in zip(block.args, value_names(func.arg_attrs, len(block.args), "arg")):
-        t = cx.store.allocate(tuple(arg.type.get_shape()), chip_dtype_name(arg.type), "input")  # type: ignore[attr-defined]
-        cx.store.tensors[arg] = t
+        t = cx.store.tensors.get(arg)
+        if t is None:
+            t = cx.store.allocate(tuple(arg.type.get_shape()), chip_dtype_name(arg.type), "input")  # type: ignore[attr-defined]
+            cx.store.tensors[arg] = t
         inputs.append((cx.store.fresh(name), t))
     # the outputs' names are reserved before any constant is named (a constant must
     # not take a graph output's name)
@@ -100,6 +116,49 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
     return cx, inputs, outputs
 
 
+def in_place_concats(block, returned) -> dict:
+    """The concats whose operands can be written straight into the result's buffer
+    (docs/mesh.md, "Received pieces in place"): every operand an argument of the
+    function that no other concat reads. Each operand is then a view of the result
+    at its byte offset: one contiguous range when every axis before the concat axis
+    has extent 1 (a channel piece of an N = 1 NCHW tensor), else strided (a band of
+    rows). Concat op -> (its axis, [(argument, byte offset)]). A concat the function returns is
+    not one (its buffer is the output's)."""
+    from xdsl.ir import BlockArgument
+
+    from nnx.dialects.graph import ConcatOp, GraphOp
+    from nnx.passes.graph_transpose_views import VIEW_ATTR
+
+    claimed: set = set()
+    out: dict = {}
+    for op in block.ops:
+        if not isinstance(op, ConcatOp) or op.results[0] in returned:
+            continue
+        # read by instructions, which place each piece's receive (nnx/mesh/stitch.py):
+        # not through a view (its pieces would be sent on untouched)
+        if any(not isinstance(u.operation, GraphOp) or is_alias(u.operation) or VIEW_ATTR in u.operation.attributes
+               for u in op.results[0].uses):
+            continue
+        ins = op.onnx_inputs()
+        shape = tuple(op.results[0].type.get_shape())
+        ax = int(_py(op.onnx_attributes().get("axis", 0)))
+        ax = ax + len(shape) if ax < 0 else ax
+        if not ins:
+            continue
+        if any(not isinstance(v, BlockArgument) or v in claimed or v.type.get_element_type() !=
+               op.results[0].type.get_element_type() for v in ins) or len(set(ins)) != len(ins):
+            continue
+        itemsize = Tensor(0, (), chip_dtype_name(op.results[0].type), None).itemsize
+        inner = int(np.prod(shape[ax + 1:], dtype=np.int64))
+        places, pos = [], 0
+        for v in ins:
+            places.append((v, pos * inner * itemsize))
+            pos += int(v.type.get_shape()[ax])
+        claimed.update(ins)
+        out[op] = (ax, places)
+    return out
+
+
 def transpose_views(block) -> set:
     """The Transposes marked `nnx.view` by graph-transpose-views (lowered as strided
     views); a mark on a Transpose that cannot be a view is a LoweringError."""
@@ -126,6 +185,8 @@ def lower_graph(cx: LoweringContext, op) -> None:
     attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
     if any(o is None for o in outs):
         raise LoweringError(f"{op.name} with an absent optional output in the middle is not supported", op)
+    if op in cx.in_place:  # its operands were received into its buffer
+        return
     if op in cx.views:
         src = cx.store.storage(ins[0], op)
         r = len(src.shape)
@@ -183,6 +244,8 @@ def build_program(cx: LoweringContext, inputs: list, outputs: list):
     from nnx.dialects.chip import BufferOp, ConstOp, InputOp, OutputOp, ProgramOp, TileAttr, instr_op
 
     def sym_tile(t: Tensor) -> Tile:
+        if t.strides is not None:  # a received band written in place (in_place_concats)
+            return t.tile(tuple((0, d, 1) for d in t.shape))
         return Tile(t.tile_space, t.offset, t.shape, t.dtype)
 
     for _, t in outputs:

@@ -141,6 +141,15 @@ def plan_for_mesh(main: func.FuncOp, ncores: int, core_memory: int, fill: float 
 #: overflows it (a fuller plan only holds more on each core)
 LATENCY_FILLS = (MEMORY_FILL, 0.45, 0.3)
 
+#: the latency schedule writes received pieces into the value they make up (no
+#: concat copy; docs/mesh.md, "Received pieces in place"); False: the concat copy
+LATENCY_IN_PLACE = True
+
+#: the latency schedule's parts from its cost model (latency.latency_shares: one-core
+#: cycles, link time of a channel split's input); False: the MAC floor
+#: (latency.latency_share)
+LATENCY_COST_MODEL = True
+
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `throughput`
 #: (nnx/mesh/pipeline.py: a layer pipeline, groups of consecutive layers on core
@@ -339,15 +348,16 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     core's program lowered in graph order (`_lower_in_order`). Raises MeshFitError
     (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.latency import fold, latency_share
+    from nnx.mesh.latency import fold, latency_share, latency_shares
 
     width, height = tgt.mesh.width, tgt.mesh.height
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, latency_share, windows=True)
+    share = latency_shares(ops, tgt) if LATENCY_COST_MODEL else latency_share
+    plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)
     plan, cores = fold(plan, width, height, core_memory * fill)
-    return _lower_in_order(plan, cores, main, tgt, target, fill)
+    return _lower_in_order(plan, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
 
 
 #: the (fill, activation copies) the throughput schedule's search plans with, in
@@ -410,14 +420,15 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: 
 
 
 def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target: str,
-                    fill: float) -> MeshCompilation:
+                    fill: float, concat_in_place: bool = False) -> MeshCompilation:
     """The mesh program of a plan placed on `cores` whose every core runs its items in
     graph order (the latency and throughput schedules): each core's program lowered
     without list scheduling (its messages must follow the one global order), its
     memory reused as far as it must to fit (docs/mesh.md, "Memory reuse"), the cores
     side by side (nnx/mesh/core_lowering.py), those most likely to overflow first so
-    that a plan that does not fit fails early. Raises MeshFitError (`lowered`) when a
-    core's program overflows even so."""
+    that a plan that does not fit fails early; with `concat_in_place`, received pieces
+    are written into the buffer of the value they make up (chip-lower's option).
+    Raises MeshFitError (`lowered`) when a core's program overflows even so."""
     from nnx.mesh.core_graph import piece_name
     from nnx.mesh.core_lowering import lower_cores
 
@@ -425,7 +436,7 @@ def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target
     returned = list(main.body.block.last_op.operands)
     ios, modules, edges = _stage_modules(plan, main)
     progs = {}
-    jobs = [(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv))
+    jobs = [(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv), concat_in_place)
             for s, (mod, _, _) in enumerate(modules)]
     for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes)):
         if prog.program.storage_bytes > core_memory:
@@ -500,19 +511,21 @@ def stage_key(mod: ModuleOp) -> tuple | None:
 
 
 def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True, reuse: int = 0,
-                 received: tuple[str, ...] = ()):
+                 received: tuple[str, ...] = (), concat_in_place: bool = False):
     """A stage's module lowered by the single-core chip passes into its program
     (`schedule=False`: in the emitted op-by-op order, no list scheduling; `reuse`
     bytes: its intermediate buffers and `received` inputs (the messages it
     receives) share memory over time to stay within them; the program then carries
-    `first_use`, received input -> position of the first instruction using it)."""
+    `first_use`, received input -> position of the first instruction using it;
+    `concat_in_place`: received pieces written into the value they make up, no concat
+    copy, docs/mesh.md "Received pieces in place")."""
     from nnx.api import program_from_chip
     from nnx.ir_io import make_context
     from nnx.passes.chip_allocate import FIRST_USE_ATTR, chip_programs
     from nnx.passes.lower_to_chip import LowerToChipPass
 
     LowerToChipPass(target=target, schedule=schedule, reuse=bool(reuse), reuse_limit=reuse,
-                    reuse_inputs=tuple(received)).apply(make_context(), mod)
+                    reuse_inputs=tuple(received), concat_in_place=concat_in_place).apply(make_context(), mod)
     first = {op.sym_name.data: op.attributes[FIRST_USE_ATTR].data
              for op in chip_programs("lower-to-mesh", mod)[0].body.block.ops if FIRST_USE_ATTR in op.attributes}
     prog = program_from_chip(mod, tgt, "core.s")

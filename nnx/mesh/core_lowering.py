@@ -53,18 +53,27 @@ def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0) -
     `workers` (0: `core_workers()`) above 1 and at least MIN_PARALLEL jobs, the
     programs come from forked worker processes as they finish, else one after
     another in `order`, in this process."""
+    import gc
+
     from nnx.mesh.compile import _lower_stage
 
     workers = workers or core_workers()
-    if workers <= 1 or len(order) < MIN_PARALLEL or _JOBS:
-        for s in order:
-            yield s, _lower_stage(*jobs[s])
-        return
-    from nnx.executor import run_points
-
-    _JOBS[:] = jobs
+    # the compiler's heap (the graph, every core's module) is long-lived: frozen, the
+    # garbage collector no longer walks it while the lowerings allocate (ResNet-18 on
+    # 16 x 16 cores: a third of each lowering's time was collections)
+    gc.freeze()
     try:
-        for s, prog in run_points(list(order), _lower_job, workers, fork=True):
-            yield s, (_lower_stage(*jobs[s]) if prog is None else prog)
+        if workers <= 1 or len(order) < MIN_PARALLEL or _JOBS:
+            for s in order:
+                yield s, _lower_stage(*jobs[s])
+            return
+        from nnx.executor import run_points
+
+        _JOBS[:] = jobs
+        try:
+            for s, prog in run_points(list(order), _lower_job, workers, fork=True):
+                yield s, (_lower_stage(*jobs[s]) if prog is None else prog)
+        finally:
+            _JOBS.clear()
     finally:
-        _JOBS.clear()
+        gc.unfreeze()

@@ -4,8 +4,9 @@ fast as its layers allow.
 Today's schedule (`stages`, nnx/mesh/compile.py) gives every op part a core of its
 own for the whole program, so an op gets the cores its share of the model's work
 buys and, with one input, the cores of one layer work while the rest wait. Here
-every op is split over as many cores as its own work can use (`latency_share`: up
-to the whole mesh, at least LATENCY_PART_COST MACs or elements per part) by the
+every op is split over as many cores as its own work can use (`latency_shares`,
+the cost model below; the first rule, `latency_share`, at least
+LATENCY_PART_COST MACs or elements per part, stays selectable) by the
 partitioner's rules (nnx/mesh/partition.py: rows where activations outweigh
 weights, output channels, reduction or 2-D splits where they do not), and the
 parts are *folded* onto the cores (`fold`): each core then holds weight slices of
@@ -28,9 +29,15 @@ so its NoC instructions follow that order: a RECV of layer i waits only on SENDs
 layers before i, which no RECV of a later layer blocks, and a SEND never waits, so
 no run can deadlock (by induction on the layer).
 
-Cost model: an op of C MACs on k parts takes about C / (k x MACs per cycle) cycles,
-the layers one after another; a part below LATENCY_PART_COST costs more in messages
-than it saves in compute, which bounds k.
+Cost model (`latency_shares`): an op of one-core cycles T (compute, or its bytes
+over the core's memory bandwidth) on k parts takes about T / k, plus, split by
+channels, the time its whole input takes over a link (every part receives all of
+it); the layers add. The part floor grows with the graph's work over the mesh
+(LATENCY_PARTS_PER_CORE), which keeps the pieces exchanged, and the size of the
+core programs (the compile time), proportional to the mesh rather than the model.
+A core receives a value's pieces straight into the value's memory (chip-lower's
+`concat_in_place`), so a channel split's input costs no copy on top of its
+transfer (docs/mesh.md, "Received pieces in place").
 """
 
 from __future__ import annotations
@@ -50,6 +57,68 @@ def latency_share(cost: float, total: float, ncores: int, pack: float) -> int:
     can use, up to the whole mesh (`total`, the graph's work, plays no part: layers
     run one after another)."""
     return min(ncores, int(cost // (LATENCY_PART_COST * pack)))
+
+
+#: the least one-core cycles (graph_costs.op_unit_cycles: the MPU's or VPU's
+#: cycles, or the op's bytes over the core's memory bandwidth where that is more)
+#: a part of an op gets under the latency schedule's cost model (`latency_shares`):
+#: 256 cycles, about what sending a part its inputs costs
+LATENCY_PART_CYCLES = 256
+
+#: parts per core the latency schedule's cost model aims at over the whole graph:
+#: the part floor rises to the graph's one-core cycles / (cores x this), so that
+#: the pieces exchanged (and the core programs' size: compile time) scale with
+#: the mesh, not with the model's work
+LATENCY_PARTS_PER_CORE = 8.0
+
+#: a channel split's parts each receive the whole input, over one link of
+#: `link_bytes_per_cycle` at best, whatever their number: beyond the parts whose
+#: compute is 1 / LATENCY_LINK_RATIO of that transfer, more save less than that
+#: fraction of the layer's time (`latency_shares`)
+LATENCY_LINK_RATIO = 4.0
+
+
+def latency_shares(ops: list, target) -> "OpShares":
+    """The parts each op asks for under the latency schedule's cost model
+    (docs/mesh.md, "Schedules"). An op's work is its one-core cycles
+    (`graph_costs.op_unit_cycles`: a gemm bound by loading its weights counts those
+    bytes, not its few MACs); it gets work / floor parts, up to the mesh, the floor
+    being LATENCY_PART_CYCLES or, when more, the graph's one-core cycles over
+    cores x LATENCY_PARTS_PER_CORE (an op whose input arrives over a link within
+    LATENCY_PART_CYCLES keeps the base floor: its parts receive little). Split by
+    channels, every part receives the whole input, which takes its bytes over a
+    link whatever the parts: at most as many parts as keep each part's compute
+    above 1 / LATENCY_LINK_RATIO of that transfer. Every producer of an elementwise
+    op gets the largest of their channel parts, so that the op follows them piece
+    by piece (a residual add of a block's last conv and its downsampling conv)."""
+    from nnx.dialects.traits import Elementwise
+    from nnx.graph_costs import op_unit_cycles
+    from nnx.mesh.partition import OpShares, act_operands, nbytes
+
+    n = target.mesh.width * target.mesh.height
+    link = target.mesh.noc.link_bytes_per_cycle
+    index = {id(op): i for i, op in enumerate(ops)}
+    one_core = [op_unit_cycles(target, op)[1] for op in ops]
+    floor = max(LATENCY_PART_CYCLES, sum(one_core) / (n * LATENCY_PARTS_PER_CORE))
+    rows, channels = [], []
+    for op, cycles in zip(ops, one_core):
+        received = sum(nbytes(v) for v in act_operands(op))
+        # an op whose input arrives within the base floor over a link (a classifier's
+        # gemm, bound by loading its weights) splits down to the base floor
+        least = LATENCY_PART_CYCLES if received <= link * LATENCY_PART_CYCLES else floor
+        k = min(n, int(cycles // least))
+        rows.append(k)
+        cap = int(LATENCY_LINK_RATIO * cycles * link // max(1, received))
+        channels.append(max(1, min(k, cap)) if k else 0)
+    for op in ops:
+        if not op.has_trait(Elementwise):
+            continue
+        prods = [index[id(v.owner)] for v in act_operands(op) if id(v.owner) in index]
+        if len(prods) > 1:
+            top = max(channels[p] for p in prods)
+            for p in prods:
+                channels[p] = top
+    return OpShares(tuple(rows), tuple(channels))
 
 
 def snake(width: int, height: int) -> list[int]:

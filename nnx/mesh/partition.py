@@ -196,6 +196,18 @@ def compute_share(cost: float, total: float, ncores: int, pack: float) -> int:
     return min(int(cost / total * ncores * 0.5 / pack), int(cost // MIN_PART_COST))
 
 
+@dataclass(frozen=True)
+class OpShares:
+    """Parts a schedule's cost model asks for, per op (index in the ops planned):
+    `rows` for a split by rows (at least the input's row pieces, as for a callable
+    share), `channels` for a split by output channels or features (each part then
+    receives the whole input, which bounds what more parts gain). A list share's
+    parts, by contrast, stand as they are (the throughput pipeline's)."""
+
+    rows: tuple[int, ...]
+    channels: tuple[int, ...]
+
+
 def op_cost(op: Operation) -> float:
     """The op's work: MACs of matrix ops, else its output elements."""
     out = shape(op.results[0]) if op.results else ()
@@ -438,7 +450,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     one core cannot hold it, or none of its pieces' stages has room and the mesh no
     core to spare, each piece's core writes its slice instead (`Plan.sliced_outputs`).
     `share(cost, total, ncores, pack)` gives the parts an op's compute asks for (a
-    schedule's choice; default `compute_share`), or is a list of every op's parts.
+    schedule's choice; default `compute_share`), or is a list of every op's parts,
+    or an `OpShares` (per op, by rows and by channels).
     `windows`: a row split of a graph input always loads each part's window alone
     (docs/mesh.md, "Inputs and outputs")."""
     share = share or compute_share
@@ -448,7 +461,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     total = sum(costs) or 1.0
     stage_cost = max(total / ncores, MIN_PART_COST) * pack
 
-    def op_share(i: int) -> int:
+    def op_share(i: int, channels: bool = False) -> int:
+        if isinstance(share, OpShares):
+            return share.channels[i] if channels else share.rows[i]
         return share[i] if isinstance(share, list) else share(costs[i], total, ncores, pack)
     kinds: list[str] = []
     splits: dict[int, Split] = {}
@@ -700,7 +715,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 room = budget - full_in - out_bytes
                 split_bytes = w_bytes
             k_mem = 1 if need <= budget else parts_needed(size, split_bytes, room)
-            k_compute = op_share(i) if combine == "concat" else 1
+            k_compute = op_share(i, True) if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if combine == "concat":  # fine enough pieces for a reduction split downstream
                 k = max(k, min(pieces_for_reduction(op, axis, budget, ncores), size))

@@ -158,10 +158,12 @@ def add_messages(cp: CoreProgram) -> Program:
         recv = noc_instr(NOC_UNIT, RECV, tiles_in[n], src, n)
         start = _position(body, cp.first_use[n]) if n in cp.first_use else 0
         uses = touches.first_uses(tiles_in[n], start)
-        if not uses:
+        if not uses and (n not in cp.first_use or start >= len(body)):
             head.append(recv)
             continue
-        at = before.setdefault(min(uses.values()), [])
+        # a piece written in place into a value no instruction reads piece by piece
+        # alone (a strided read skipping it): before the value's first use
+        at = before.setdefault(min(uses.values()) if uses else start, [])
         if n in cp.first_use:  # reused memory: the units that had it before are done with it
             for u, k in sorted(touches.last_touches(tiles_in[n], start).items()):
                 if u != NOC_UNIT:
