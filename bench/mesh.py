@@ -35,6 +35,8 @@ Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2
        --schedules latency,stages:rowmajor   the (schedule[:placement]) runs to compare
                                    (latency, throughput, proportional, stages)
        --single                    also the single-core default target
+       --target PATH               another mesh target (default targets/mesh.toml; e.g.
+                                   targets/mesh12x12.toml; the bound is that mesh's MACs per cycle)
 """
 
 from __future__ import annotations
@@ -246,7 +248,7 @@ def bench(name: str, single: bool, stream: int, runs=RUNS) -> dict:
         t_ort = time.perf_counter() - t0
         r = {run: run_mesh(path, feeds, *run, work, stream) for run in runs}
     s = run_single(path, feeds) if single else None
-    print(f"\n== {name} ({path.name}): {macs} MACs, MAC bound {bound} cycles on targets/mesh.toml")
+    print(f"\n== {name} ({path.name}): {macs} MACs, MAC bound {bound} cycles on {Path(MESH).name}")
     errs = {}
     for (sched, place), x in r.items():
         err = max(float(np.max(np.abs(x["outputs"][k] - v))) for k, v in refs.items())
@@ -291,7 +293,12 @@ def bench(name: str, single: bool, stream: int, runs=RUNS) -> dict:
 
 
 def main() -> None:
+    global MESH
     argv = sys.argv[1:]
+    if "--target" in argv:
+        k = argv.index("--target")
+        MESH = str(Path(argv[k + 1]).resolve())
+        del argv[k:k + 2]
     stream = 0
     if "--stream" in argv:
         k = argv.index("--stream")

@@ -110,14 +110,14 @@ def latency_shares(ops: list, target) -> "OpShares":
         rows.append(k)
         cap = int(LATENCY_LINK_RATIO * cycles * link // max(1, received))
         channels.append(max(1, min(k, cap)) if k else 0)
-    for op in ops:
-        if not op.has_trait(Elementwise):
+    joined = [[index[id(v.owner)] for v in act_operands(op) if id(v.owner) in index]
+              for op in ops if op.has_trait(Elementwise)]
+    for prods in joined:
+        if len(prods) < 2:
             continue
-        prods = [index[id(v.owner)] for v in act_operands(op) if id(v.owner) in index]
-        if len(prods) > 1:
-            top = max(channels[p] for p in prods)
-            for p in prods:
-                channels[p] = top
+        top = max(channels[p] for p in prods)
+        for p in prods:
+            channels[p] = top
     return OpShares(tuple(rows), tuple(channels))
 
 
