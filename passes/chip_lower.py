@@ -22,7 +22,8 @@ reorder: next-fit cache reuse, small VPU tiles that follow their producer's tile
 MatMul accumulators started from an Add's operand), `concat-in-place` (default
 false: a concat whose operands are function arguments read by no other concat, each
 a contiguous byte range of the result, is their one buffer: the arguments are
-written into it, no copy; a mesh core's received pieces). Transposes marked `nnx.view`
+written into it, no copy; a mesh core's received pieces, which `lower-to-chip` also
+takes as strided views when its `reuse-inputs` name them). Transposes marked `nnx.view`
 (graph-transpose-views) are lowered as strided views; the composite runs that pass
 and graph-hoist-addends first when `schedule` is true.
 
@@ -75,7 +76,8 @@ class ChipLowerPass(ModulePass):
 
 
 def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: str, double_buffer: bool,
-                 max_tile_elements: int, chain: bool, schedule: bool, concat_in_place: bool = False) -> list:
+                 max_tile_elements: int, chain: bool, schedule: bool, concat_in_place: bool = False,
+                 written: frozenset[str] = frozenset()) -> list:
     """Replace the functions of `module` by the chip.program of its @main; problems
     are PassErrors named `pass_name` (chip-lower, or the composite lower-to-chip).
     Returns the emitted (instruction, reads, writes), in the program's order."""
@@ -92,7 +94,7 @@ def lower_module(ctx: Context, module: ModuleOp, pass_name: str, target_path: st
         ctx.load_dialect(Chip)
     try:
         prog, entries = lower_function(main, target, double_buffer, max_tile_elements, chain, schedule,
-                                       concat_in_place)
+                                       concat_in_place, written)
     except LoweringError as e:
         raise PassError(f"{pass_name}: {e.message}", e.op) from None
     for f in funcs:

@@ -37,7 +37,8 @@ and the unscheduled program),
 chip-allocate's `reuse`), `reuse-limit` (bytes the storage should stay within, memory
 freed long ago reused first; 0: reuse as soon as freed), `concat-in-place` (default
 false; true = a concat of function arguments is their one buffer, each argument
-written into its range: no copy; chip-lower's option), `double-buffer` (default true), `max-tile-elements` (split output tiles above this
+written into its range: no copy; chip-lower's option; an argument named in
+`reuse_inputs`, written while the program runs, may be a strided range), `double-buffer` (default true), `max-tile-elements` (split output tiles above this
 many elements even when they fit, so DMA and compute overlap; 0 = the target's
 `tiling.vpu_elements` x 4, -1 = never).
 
@@ -110,7 +111,8 @@ class LowerToChipPass(ModulePass):
             GraphHoistAddendsPass().apply(ctx, op)
             GraphTransposeViewsPass().apply(ctx, op)
         entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
-                               bool(self.chain), schedule, bool(self.concat_in_place))
+                               bool(self.chain), schedule, bool(self.concat_in_place),
+                               frozenset(self.reuse_inputs))
         from nnx.lowering.deps import instruction_dependencies
 
         for prog in chip_programs(self.name, op):

@@ -39,11 +39,14 @@ def value_names(attrs, count: int, default: str) -> list[str]:
 
 
 def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True,
-                   concat_in_place: bool = False):
+                   concat_in_place: bool = False, written: frozenset[str] = frozenset()):
     """Lower `func` (graph + sparse ops): (the `chip.program`, the emitted
     (instruction, reads, writes) in program order). `concat_in_place`: a concat of
-    arguments is their one buffer (`in_place_concats`). Raises `LoweringError`."""
-    cx, inputs, outputs = _lower_ops(func, target, double_buffer, max_tile, chain, schedule, concat_in_place)
+    arguments is their one buffer (`in_place_concats`; strided views only of the
+    arguments named in `written`, which the program's runner writes, not loads).
+    Raises `LoweringError`."""
+    cx, inputs, outputs = _lower_ops(func, target, double_buffer, max_tile, chain, schedule, concat_in_place,
+                                     written)
     return build_program(cx, inputs, outputs), cx.stream.entries
 
 
@@ -56,7 +59,7 @@ def lower_entries(func, target, double_buffer: bool, max_tile: int, chain: bool 
 
 
 def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, schedule: bool,
-               concat_in_place: bool = False):
+               concat_in_place: bool = False, written: frozenset[str] = frozenset()):
     """Lower every op of `func`: (the lowering context, the inputs, the outputs)."""
     from xdsl.dialects import func as fdialect
 
@@ -70,7 +73,9 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
         cx.returned.update(ret.arguments)
     inputs: list[tuple[str, Tensor]] = []
     if concat_in_place:
-        for op, (axis, places) in in_place_concats(block, cx.returned).items():
+        names = dict(zip(block.args, value_names(func.arg_attrs, len(block.args), "arg")))
+        strided = {a for a, n in names.items() if n in written}
+        for op, (axis, places) in in_place_concats(block, cx.returned, strided).items():
             whole = cx.store.result_tensor(op.results[0])
             cx.store.buffer(whole.buffer).kind = "input"
             # a piece is one byte range when every axis before the concat axis has
@@ -116,13 +121,15 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
     return cx, inputs, outputs
 
 
-def in_place_concats(block, returned) -> dict:
+def in_place_concats(block, returned, strided: set = frozenset()) -> dict:
     """The concats whose operands can be written straight into the result's buffer
     (docs/mesh.md, "Received pieces in place"): every operand an argument of the
     function that no other concat reads. Each operand is then a view of the result
     at its byte offset: one contiguous range when every axis before the concat axis
     has extent 1 (a channel piece of an N = 1 NCHW tensor), else strided (a band of
-    rows). Concat op -> (its axis, [(argument, byte offset)]). A concat the function returns is
+    rows), which only arguments in `strided` may be (a mesh core's received pieces,
+    which a RECV writes through strides; a program input is loaded dense). Concat
+    op -> (its axis, [(argument, byte offset)]). A concat the function returns is
     not one (its buffer is the output's)."""
     from xdsl.ir import BlockArgument
 
@@ -143,7 +150,7 @@ def in_place_concats(block, returned) -> dict:
         shape = tuple(op.results[0].type.get_shape())
         ax = int(_py(op.onnx_attributes().get("axis", 0)))
         ax = ax + len(shape) if ax < 0 else ax
-        if not ins:
+        if not ins or (any(d != 1 for d in shape[:ax]) and not all(v in strided for v in ins)):
             continue
         if any(not isinstance(v, BlockArgument) or v in claimed or v.type.get_element_type() !=
                op.results[0].type.get_element_type() for v in ins) or len(set(ins)) != len(ins):

@@ -242,6 +242,41 @@ def test_received_pieces_in_place_compute_the_same_with_less(tmp_path, monkeypat
     assert t <= copy_t, (t, copy_t)
 
 
+@pytest.mark.parametrize("axis", [1, 2])
+def test_concat_in_place_on_one_core_reads_its_inputs_as_views(axis, tmp_path):
+    """lower-to-chip{concat-in-place=true} on one core: a concat of the program's
+    inputs along channels (contiguous ranges) emits no copy, the inputs are loaded
+    straight into the result's buffer; along rows it keeps its copy (a strided
+    range is only for arguments written while the program runs, a mesh core's
+    received pieces: an `.input` is dense). Both compute what onnxruntime does."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    shapes = {"a": [1, 2, 4, 8], "b": [1, 3, 4, 8]} if axis == 1 else {"a": [1, 3, 2, 8], "b": [1, 3, 5, 8]}
+    out = [1, 5, 4, 8] if axis == 1 else [1, 3, 7, 8]
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["a", "b"], ["c"], axis=axis), helper.make_node("Relu", ["c"], ["y"])], "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, sh) for n, sh in shapes.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)])
+    path = str(tmp_path / "concat.onnx")
+    onnx.save(helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17)]), path)
+    rng = np.random.default_rng(0)
+    feeds = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in shapes.items()}
+    ref = ort.InferenceSession(path).run(["y"], feeds)[0]
+    progs = {}
+    for in_place in ("false", "true"):
+        prog = api.compile(path, None, f"lower-to-chip{{schedule=false concat-in-place={in_place}}}")
+        np.testing.assert_allclose(api.simulate(prog, feeds).outputs["y"], ref, rtol=0, atol=1e-6)
+        progs[in_place] = prog.program
+    a, b = (next(s.tile for s in progs["true"].inputs if s.name == n) for n in "ab")
+    if axis == 1:
+        assert len(progs["true"].instrs) < len(progs["false"].instrs)
+        assert b.offset == a.offset + a.nbytes  # one buffer: b right after a
+    else:
+        assert len(progs["true"].instrs) == len(progs["false"].instrs)
+
+
 def _ops(module):
     from nnx.dialects.graph import ConstantOp
     from xdsl.dialects import func
