@@ -354,7 +354,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    share = latency_shares(ops, tgt, fill) if LATENCY_COST_MODEL else latency_share
+    share = latency_shares(ops, tgt) if LATENCY_COST_MODEL else latency_share
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)
     plan, cores = fold(plan, width, height, core_memory * fill)
     return _lower_in_order(plan, cores, main, tgt, target, fill, LATENCY_IN_PLACE)

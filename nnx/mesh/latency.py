@@ -78,7 +78,7 @@ LATENCY_PARTS_PER_CORE = 8.0
 LATENCY_LINK_RATIO = 4.0
 
 
-def latency_shares(ops: list, target, fill: float = 0.6) -> "OpShares":
+def latency_shares(ops: list, target) -> "OpShares":
     """The parts each op asks for under the latency schedule's cost model
     (docs/mesh.md, "Schedules"). An op's work is its one-core cycles
     (`graph_costs.op_unit_cycles`: a gemm bound by loading its weights counts those
@@ -90,13 +90,10 @@ def latency_shares(ops: list, target, fill: float = 0.6) -> "OpShares":
     link whatever the parts: at most as many parts as keep each part's compute
     above 1 / LATENCY_LINK_RATIO of that transfer. Every producer of an elementwise
     op gets the largest of their channel parts, so that the op follows them piece
-    by piece (a residual add of a block's last conv and its downsampling conv).
-    A core holds about LATENCY_PARTS_PER_CORE parts, so an op gets at least the
-    parts that keep each one's weights within that share of the planned `fill` of
-    a core (ResNet-50's 9.4 MB 3 x 3 convs on at least 60 parts)."""
+    by piece (a residual add of a block's last conv and its downsampling conv)."""
     from nnx.dialects.traits import Elementwise
     from nnx.graph_costs import op_unit_cycles
-    from nnx.mesh.partition import OpShares, act_operands, const_bytes, nbytes
+    from nnx.mesh.partition import OpShares, act_operands, nbytes
 
     n = target.mesh.width * target.mesh.height
     link = target.mesh.noc.link_bytes_per_cycle
@@ -109,8 +106,7 @@ def latency_shares(ops: list, target, fill: float = 0.6) -> "OpShares":
         # an op whose input arrives within the base floor over a link (a classifier's
         # gemm, bound by loading its weights) splits down to the base floor
         least = LATENCY_PART_CYCLES if received <= link * LATENCY_PART_CYCLES else floor
-        held = target.mesh.core_memory_bytes * fill / LATENCY_PARTS_PER_CORE  # a part's weights at most
-        k = min(n, max(int(cycles // least), -(-const_bytes(op) // int(held)) if const_bytes(op) > held else 0))
+        k = min(n, int(cycles // least))
         rows.append(k)
         cap = int(LATENCY_LINK_RATIO * cycles * link // max(1, received))
         channels.append(max(1, min(k, cap)) if k else 0)
