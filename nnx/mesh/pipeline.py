@@ -28,7 +28,7 @@ from dataclasses import replace
 from xdsl.ir import Operation
 
 from nnx.mesh.partition import RETURN, Plan, const_bytes, nbytes, split_axis
-from nnx.mesh.pipeline_search import ACTIVATION_COPIES, Layer, Machine, Pipeline
+from nnx.mesh.pipeline_search import Layer, Machine, Pipeline
 
 
 def layer_of(op: Operation, target) -> Layer:
@@ -36,7 +36,7 @@ def layer_of(op: Operation, target) -> Layer:
     target's cost definitions, bytes, and how the partitioner would split it."""
     from nnx.graph_costs import op_unit_cycles
     from nnx.mesh.partition import act_operands
-    from nnx.mesh.rows import ROW_AXIS, can_split_rows, windowed_operands
+    from nnx.mesh.rows import ROW_AXIS, can_split_rows, row_window, windowed_operands
 
     _, cycles = op_unit_cycles(target, op)
     w = const_bytes(op)
@@ -48,7 +48,9 @@ def layer_of(op: Operation, target) -> Layer:
         by_rows, parts = True, int(out[ROW_AXIS] if len(out) == 4 else out[-2] if len(out) >= 2 else 1)
     elif (ax := split_axis(op)) is not None and ax[2] == "concat":
         parts = int(ax[1])
-    return Layer(float(cycles), w, ins, outs, parts, by_rows)
+    # a band of output rows reads other input rows than its own (kernel or stride)
+    halo = by_rows and len(out) == 4 and parts > 1 and row_window(op, 1, 2)[:2] != (1, 2)
+    return Layer(float(cycles), w, ins, outs, parts, by_rows, halo=halo)
 
 
 def layers_of(ops: list[Operation], target) -> list[Layer]:
@@ -75,12 +77,11 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
     return out
 
 
-def machine_of(target, fill: float, copies: float = ACTIVATION_COPIES) -> Machine:
-    """The search's view of a mesh target, planning `fill` of each core's memory and
-    `copies` of a layer's activations."""
+def machine_of(target, fill: float) -> Machine:
+    """The search's view of a mesh target, planning `fill` of each core's memory."""
     m = target.mesh
     return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
-                   float(target.storage.dma_bytes_per_cycle), copies)
+                   float(target.storage.dma_bytes_per_cycle))
 
 
 def pipeline_shares(pipe: Pipeline) -> list[int]:
@@ -129,9 +130,7 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: fl
                 k = len(parts[i])
                 want = rank[i][part or 0] * len(slots) // k
                 order = slots[want:] + slots[:want]
-                slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
-                if slot is None:
-                    slot = min(order, key=lambda t: (i in held[t], load[t]))
+                slot = next((t for t in order if i not in held[t]), order[0])
             else:  # with the whole op it reads in its group (a view's result is its input's tile), else least loaded
                 src = [slot_of[(q, None)] for v in plan.ops[i].operands if (q := index.get(id(v.owner))) is not None
                        and (q, None) in slot_of and group_of.get(q) == group_of[i]]
