@@ -397,6 +397,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
         if FORWARD_SKIPS:  # on a copy of @main: a failed plan leaves the graph as it was
             work = main.clone()
             clone_ops = [op for op in work.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+            clone_index = {id(op): j for j, op in enumerate(clone_ops)}  # the clone's op j is ops[j]
             work_ops, pipe = forward_skips(work.body.block, clone_ops, pipe)
         plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, PIPELINE_PARTITION_FILL,
                               list(work.body.block.last_op.operands), pipeline_shares(pipe), windows=True)
@@ -404,8 +405,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
         try:
             return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
         except MeshFitError as e:
-            i = index.get(id(e.op)) if work is main else \
-                next((j for j, op in enumerate(work_ops) if op is e.op and j < len(ops)), None)
+            i = index.get(id(e.op)) if work is main else clone_index.get(id(e.op))
             if not e.lowered or i is None or attempt == PIPELINE_RETRIES:
                 raise
             # the lowering has the last word: the overflowing group's layers hold more

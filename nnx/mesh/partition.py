@@ -546,8 +546,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         fed = [splits[producer(v)].k for v in win_vals
                if producer(v) in splits and splits[producer(v)].axis == in_axis]
         k_compute = op_share(i)
-        if need <= budget and not fed and (ax is None or k_compute <= 1):
-            return False
+        if need <= budget and not fed and (ax is None or k_compute <= 1) \
+                and not (isinstance(share, list) and k_compute > 1):
+            return False  # a schedule's own parts (a list share) split it by rows too
         out_bytes = nbytes(op.results[0])
         rows = shape(op.results[0])[out_axis]
         whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
@@ -727,6 +728,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                                    core_memory, op)
             if combine == "concat" and k_mem > ncores and plan_block(i, op, ncores):
                 continue  # an output split needs more parts than the mesh has cores
+            if isinstance(share, list) and combine == "concat" and k_mem > k_compute > 1 \
+                    and plan_block(i, op, k_compute):
+                continue  # a schedule's parts (its cores) hold the op when cut along its input too
             if k > 1:
                 sp = Split(axis, bounds_of(size, k), combine)
                 if combine == "sum":  # table rows: partial results summed along a chain
