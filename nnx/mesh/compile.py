@@ -390,7 +390,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
     index = {id(op): i for i, op in enumerate(ops)}
     for attempt in range(PIPELINE_RETRIES + 1):
         try:
-            pipe = best_pipeline(layers, machine)
+            pipe = searched = best_pipeline(layers, machine)
         except ValueError:
             raise MeshFitError("memory", op_label(ops[0]), 0, tgt.mesh.core_memory_bytes, ops[0]) from None
         work, work_ops = main, ops
@@ -401,7 +401,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
             work_ops, pipe = forward_skips(work.body.block, clone_ops, pipe)
         plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, PIPELINE_PARTITION_FILL,
                               list(work.body.block.last_op.operands), pipeline_shares(pipe), windows=True)
-        plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height, machine.budget)
+        plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height)
         try:
             return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
         except MeshFitError as e:
@@ -410,7 +410,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
                 raise
             # the lowering has the last word: the overflowing group's layers hold more
             grow = 1.1 * e.needed / e.available
-            a, b, _ = next(g for g in pipe.groups if g[0] <= i < g[1])
+            a, b, _ = next(g for g in searched.groups if g[0] <= i < g[1])  # over `ops`
             layers = [replace(x, held=x.held * grow) if a <= j < b else x for j, x in enumerate(layers)]
     raise AssertionError("unreachable")
 

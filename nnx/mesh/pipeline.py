@@ -8,12 +8,13 @@ nnx/mesh/pipeline_search.py balances.
 * `pipeline_shares(pipe)`: the parts of every op, which the partitioner takes as
   its compute share (`plan_partition(..., share=[...])`; its memory and row rules
   may still ask for more);
-* `place_groups(plan, pipe, width, height, budget)`: the plan's parts onto the
-  cores, group g on its own run of positions of the snake through the mesh
-  (nnx/mesh/latency.py, `snake`), part j of an op of k parts at position
-  `j x n / k` of its group's n, so that the layers of a group cut alike sit part for
-  part on the same cores (row splits then exchange only halo rows with neighbours)
-  and consecutive groups are neighbours.
+* `place_groups(plan, pipe, width, height)`: the plan's parts onto the
+  cores, group g on its own run of positions of a path through the mesh in bands
+  of PIPELINE_BAND rows (nnx/mesh/placement.py, `band_snake`: a run is a block
+  whose boundary with the next run is several links wide), part j of an op of k
+  parts at position `j x n / k` of its group's n, so that the layers of a group
+  cut alike sit part for part on the same cores (row splits then exchange only
+  halo rows with neighbours) and consecutive groups are neighbours.
 
 Each core then runs its parts in graph order, lowered without list scheduling, as
 the latency schedule does (its deadlock-freedom argument holds unchanged); with
@@ -89,19 +90,28 @@ def pipeline_shares(pipe: Pipeline) -> list[int]:
     return list(pipe.parts)
 
 
-def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
+#: the rows of a band of the pipeline's path through the mesh (placement.band_snake):
+#: on ResNet-50 (targets/mesh.toml) the busiest link carried 119,168 cycles of
+#: messages per inference along the row snake (band 1), 69,888 with bands of 4
+PIPELINE_BAND = 4
+
+
+def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int) -> tuple[Plan, list[int]]:
     """The plan's parts on the cores by the pipeline's groups (module docstring): a
     plan with one stage per used core, its items in graph order, and each stage's
     core. A part takes the first position of its group's run, from its wanted one,
-    that holds no other part of its op and has room in `budget` planned bytes, else
-    the least loaded; a stage of whole ops stays together on the position of the
+    that holds no other part of its op (the search has checked that the group's
+    cores hold its layers: the planned bytes, which count every value of a core
+    for the whole program, would scatter the parts that memory reuse lets share a
+    core, and cut alike layers apart); a stage of whole ops stays together on the position of the
     whole op its first op reads in the same group (so a view, whose result is its
     input's tile, is never sent before it is received: a deadlock), else on the
     least loaded position of its first op's group; an assembled graph output goes
     with its producer's group."""
-    from nnx.mesh.latency import part_ranks, plan_on_slots, snake
+    from nnx.mesh.latency import part_ranks, plan_on_slots
+    from nnx.mesh.placement import band_snake
 
-    path = snake(width, height)
+    path = band_snake(width, height, PIPELINE_BAND)
     index = {id(op): i for i, op in enumerate(plan.ops)}
     group_of, start = {}, []
     pos = 0

@@ -188,3 +188,18 @@ def test_forwarded_values_are_held_twice_at_the_group_end():
     # on 2 cores half of it received and copied (800) is the most
     assert stage_bytes(layers, 1, 2, 4, BIG) == 2 * 200
     assert stage_bytes(layers, 1, 2, 2, BIG) == 2 * 800 / 2
+
+
+@pytest.mark.parametrize("width,height,band", [(5, 7, 3), (16, 16, 4), (4, 4, 1), (3, 2, 4)])
+def test_band_snake_visits_every_core_by_neighbours(width, height, band):
+    from nnx.mesh.placement import band_snake
+
+    path = band_snake(width, height, band)
+    assert sorted(path) == list(range(width * height))
+    for a, b in zip(path, path[1:]):
+        step = abs(a % width - b % width) + abs(a // width - b // width)
+        # neighbours, but from a band's end to the next band's start with an even width
+        assert step == 1 or (width % 2 == 0 and b // width % band == 0 and step == band)
+    # a run of 2 x band positions from the start is a block of 2 columns, `band` rows high
+    first = path[:2 * min(band, height)]
+    assert {c % width for c in first} == {0, 1} and max(c // width for c in first) == min(band, height) - 1
