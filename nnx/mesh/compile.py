@@ -380,7 +380,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
     bytes (at most PIPELINE_RETRIES times). Raises MeshFitError when no pipeline or
     no core's program fits."""
     from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.pipeline import forward_skips, layers_of, machine_of, pipeline_shares, place_groups
+    from nnx.mesh.pipeline import forward_skips, layers_of, machine_of, pipeline_shares, place_pipeline
     from nnx.mesh.pipeline_search import best_pipeline
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
@@ -401,7 +401,8 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
             work_ops, pipe = forward_skips(work.body.block, clone_ops, pipe)
         plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, PIPELINE_PARTITION_FILL,
                               list(work.body.block.last_op.operands), pipeline_shares(pipe), windows=True)
-        plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height)
+        plan, cores = place_pipeline(plan, pipe, tgt.mesh.width, tgt.mesh.height,
+                                     list(work.body.block.last_op.operands))
         try:
             return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
         except MeshFitError as e:

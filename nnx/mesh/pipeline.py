@@ -8,10 +8,12 @@ nnx/mesh/pipeline_search.py balances.
 * `pipeline_shares(pipe)`: the parts of every op, which the partitioner takes as
   its compute share (`plan_partition(..., share=[...])`; its memory and row rules
   may still ask for more);
-* `place_groups(plan, pipe, width, height)`: the plan's parts onto the
+* `place_pipeline(plan, pipe, width, height, returned)`: `place_groups` along
+  the paths of PIPELINE_BANDS, the one with the least loaded busiest link taken;
+* `place_groups(plan, pipe, width, height, band)`: the plan's parts onto the
   cores, group g on its own run of positions of a path through the mesh in bands
-  of PIPELINE_BAND rows (nnx/mesh/placement.py, `band_snake`: a run is a block
-  whose boundary with the next run is several links wide), part j of an op of k
+  of `band` rows (nnx/mesh/placement.py, `band_snake`: a run is a block whose
+  boundary with the next run is `band` links wide), part j of an op of k
   parts at position `j x n / k` of its group's n, so that the layers of a group
   cut alike sit part for part on the same cores (row splits then exchange only
   halo rows with neighbours) and consecutive groups are neighbours.
@@ -90,13 +92,36 @@ def pipeline_shares(pipe: Pipeline) -> list[int]:
     return list(pipe.parts)
 
 
-#: the rows of a band of the pipeline's path through the mesh (placement.band_snake):
-#: on ResNet-50 (targets/mesh.toml) the busiest link carried 119,168 cycles of
-#: messages per inference along the row snake (band 1), 69,888 with bands of 4
-PIPELINE_BAND = 4
+#: the heights (rows) of the bands of the paths through the mesh the pipeline's
+#: groups are placed along (placement.band_snake), the one whose busiest link
+#: carries the fewest bytes taken (`place_pipeline`). On targets/mesh.toml the
+#: busiest link of ResNet-50 carried 119,168 cycles of messages per inference with
+#: band 1 (a row snake), 69,888 with 4; ResNet-18 streams faster with band 1
+PIPELINE_BANDS = (1, 2, 4)
 
 
-def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int) -> tuple[Plan, list[int]]:
+def place_pipeline(plan: Plan, pipe: Pipeline, width: int, height: int,
+                   returned: list) -> tuple[Plan, list[int]]:
+    """`place_groups` along the path of each of PIPELINE_BANDS, the placement whose
+    busiest link carries the fewest bytes (`placement.busiest_link`; each piece a
+    stage receives sent once to all the stages receiving it) taken."""
+    from nnx.mesh.placement import busiest_link
+    from nnx.mesh.stage_merge import stage_receipts
+
+    best = None
+    for band in PIPELINE_BANDS:
+        placed, cores = place_groups(plan, pipe, width, height, band)
+        sends: dict[tuple, tuple[int, list[int], int]] = {}
+        for s, recv in enumerate(stage_receipts(placed, returned)):
+            for pc, (nb, src) in recv.items():
+                sends.setdefault((src, pc), (src, [], nb))[1].append(s)
+        load = busiest_link(cores, list(sends.values()), width)
+        if best is None or load < best[0]:
+            best = (load, placed, cores)
+    return best[1], best[2]
+
+
+def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, band: int = 1) -> tuple[Plan, list[int]]:
     """The plan's parts on the cores by the pipeline's groups (module docstring): a
     plan with one stage per used core, its items in graph order, and each stage's
     core. A part takes the first position of its group's run, from its wanted one,
@@ -111,7 +136,7 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int) -> tuple[P
     from nnx.mesh.latency import part_ranks, plan_on_slots
     from nnx.mesh.placement import band_snake
 
-    path = band_snake(width, height, PIPELINE_BAND)
+    path = band_snake(width, height, band)
     index = {id(op): i for i, op in enumerate(plan.ops)}
     group_of, start = {}, []
     pos = 0

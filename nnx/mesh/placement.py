@@ -79,3 +79,17 @@ def band_snake(width: int, height: int, band: int) -> list[int]:
         for i, x in enumerate(xs):
             out += [y * width + x for y in (rows if i % 2 == 0 else rows[::-1])]
     return out
+
+
+def busiest_link(cores: list[int], sends: list[tuple[int, list[int], int]], width: int) -> int:
+    """The most bytes any directed NoC link carries when each send (source stage,
+    destination stages, bytes) goes once along the XY tree from its stage's core to
+    theirs (a multicast: docs/mesh.md, "Timing model"), `cores[s]` being stage s's."""
+    from nnx.sim.noc import xy_tree
+
+    load: dict[tuple[int, int], int] = {}
+    for src, dsts, nb in sends:
+        far = [cores[d] for d in dsts if cores[d] != cores[src]]
+        for link, _ in xy_tree(cores[src], far, width):
+            load[link] = load.get(link, 0) + nb
+    return max(load.values(), default=0)

@@ -203,3 +203,16 @@ def test_band_snake_visits_every_core_by_neighbours(width, height, band):
     # a run of 2 x band positions from the start is a block of 2 columns, `band` rows high
     first = path[:2 * min(band, height)]
     assert {c % width for c in first} == {0, 1} and max(c // width for c in first) == min(band, height) - 1
+
+
+def test_busiest_link_counts_a_multicast_once_per_link():
+    from nnx.mesh.placement import busiest_link
+
+    # 4 x 4 mesh; stage s on core cores[s]
+    cores = [0, 3, 12, 1, 5]
+    # a multicast from core 0 to cores 3 and 12: each link of its tree once (100)
+    assert busiest_link(cores, [(0, [1, 2], 100)], 4) == 100
+    # link 0->1 also carries a send to core 1 (and core 5: x first, then down)
+    assert busiest_link(cores, [(0, [1, 2], 100), (0, [3], 30), (0, [4], 7)], 4) == 137
+    # a send to a stage on the same core takes no link
+    assert busiest_link([0, 0], [(0, [1], 100)], 4) == 0
