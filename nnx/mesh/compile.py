@@ -387,7 +387,6 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
     returned = list(main.body.block.last_op.operands)
     machine = machine_of(tgt, fill)
     layers = layers_of(ops, tgt)
-    index = {id(op): i for i, op in enumerate(ops)}
     for attempt in range(PIPELINE_RETRIES + 1):
         try:
             pipe = searched = best_pipeline(layers, machine)
@@ -397,7 +396,6 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
         if FORWARD_SKIPS:  # on a copy of @main: a failed plan leaves the graph as it was
             work = main.clone()
             clone_ops = [op for op in work.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
-            clone_index = {id(op): j for j, op in enumerate(clone_ops)}  # the clone's op j is ops[j]
             work_ops, pipe = forward_skips(work.body.block, clone_ops, pipe)
         plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, PIPELINE_PARTITION_FILL,
                               list(work.body.block.last_op.operands), pipeline_shares(pipe), windows=True)
@@ -406,12 +404,14 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
         try:
             return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
         except MeshFitError as e:
-            i = index.get(id(e.op)) if work is main else clone_index.get(id(e.op))
+            i = next((j for j, op in enumerate(work_ops) if op is e.op), None)
             if not e.lowered or i is None or attempt == PIPELINE_RETRIES:
                 raise
             # the lowering has the last word: the overflowing group's layers hold more
+            # (group g of the forwarded pipeline is group g of the searched one)
+            g = next(g for g, (a, b, _) in enumerate(pipe.groups) if a <= i < b)
+            a, b, _ = searched.groups[g]
             grow = 1.1 * e.needed / e.available
-            a, b, _ = next(g for g in searched.groups if g[0] <= i < g[1])  # over `ops`
             layers = [replace(x, held=x.held * grow) if a <= j < b else x for j, x in enumerate(layers)]
     raise AssertionError("unreachable")
 

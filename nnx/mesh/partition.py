@@ -83,6 +83,11 @@ MIN_PART_COST = float(1 << 20)
 #: their sum live in the remaining 40 % (the lowering's storage check has the last word)
 REDUCTION_OUTPUTS = 1
 
+#: full-size results a part of a 2-D split made for a schedule's own parts (a list
+#: share, planned near a full core: no rest of the core to hold the others) plans
+#: room for: its partial product, the running sum received and their sum
+CHAINED_OUTPUTS = 3
+
 
 @dataclass(frozen=True)
 class Split:
@@ -334,12 +339,12 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
 
 
 def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
-                max_parts: int) -> BlockSplit | None:
+                max_parts: int, outputs: int = REDUCTION_OUTPUTS) -> BlockSplit | None:
     """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
     most `max_parts`, whose every part fits `budget`: its band of input `act` along
     the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
-    weight block and one output piece (the running sum received and the sum live in
-    the rest of the core, as for reduction splits). Ties go to the least traffic
+    weight block and `outputs` output pieces (one: the running sum received and the
+    sum live in the rest of the core, as for reduction splits). Ties go to the least traffic
     (the input sent to kj parts, the running sums passed ki - 1 times), then to
     input ranges that are runs of whole pieces of `in_split` (how `act` arrives;
     no piece sliced by its producer), then to the shorter chain. None when no such
@@ -363,7 +368,7 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
         for ib in candidates:
             band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
             w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
-            kj = parts_needed(n_out, w_bytes * w_frac + REDUCTION_OUTPUTS * out_bytes, budget - band)
+            kj = parts_needed(n_out, w_bytes * w_frac + outputs * out_bytes, budget - band)
             if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
                 continue
             sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
@@ -633,7 +638,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         # a graph input: every part loads only its input range from off-chip memory
         # (docs/mesh.md, "Inputs and outputs")
         load = producer(v) is None
-        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1], budget, max_parts)
+        outputs = CHAINED_OUTPUTS if isinstance(share, list) else REDUCTION_OUTPUTS
+        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1], budget, max_parts,
+                          outputs)
         if blk is None:
             return False
         if load:
@@ -657,7 +664,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 srcs = set(srcs)
                 if r > 0:  # the running sum of output piece j over the ranges before
                     srcs.add(where[(i, blk.part(r - 1, j))])
-                pb = band + int(w_bytes * fi * fj) + int(REDUCTION_OUTPUTS * out_bytes * fj)
+                pb = band + int(w_bytes * fi * fj) + int(outputs * out_bytes * fj)
                 add(new_stage(True), i, blk.part(r, j), srcs, pb, costs[i] * fi * fj)
         return True
 

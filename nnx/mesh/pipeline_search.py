@@ -32,9 +32,11 @@ and the values produced before the group and read after it pass through it
 an operand from an earlier group (or a graph input) arrives while the stage works
 on the input before (double-buffered receives): it costs no waiting, but the
 bytes a core receives from outside bound the stage from below at their time over
-one link. A core holds its share of every layer's weights and the largest of its
-layers' activations (memory reuse over time; `layer_bytes`): a group whose cores
-that does not fit (`stage_bytes` > the budget) cannot take n cores.
+one link. A core holds its share of every layer's weights and the activations
+live at once as its layers run one after another (memory reuse over time:
+`group_memory`, which follows what the lowering keeps: pieces, the bands and
+inputs it assembles, values read later in the group): a group whose cores that
+does not fit (`stage_bytes` > the budget) cannot take n cores.
 
 Skips. With a stream, a SEND of inference i waits until its destination has begun
 inference i - 1 (two receive buffers). A message from group g to group g + 2 (a
