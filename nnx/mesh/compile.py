@@ -184,9 +184,9 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     main = main_function(module)
     _check_weights(main, tgt.mesh.width * tgt.mesh.height, tgt.mesh.core_memory_bytes)
     if schedule == "throughput" and check == "compile":
-        for fill, copies in PIPELINE_PLANS:
+        for fill in PIPELINE_FILLS:
             try:
-                return _compile_pipeline(main, tgt, target, fill, copies)
+                return _compile_pipeline(main, tgt, target, fill)
             except MeshFitError:
                 pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
@@ -360,10 +360,16 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     return _lower_in_order(plan, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
 
 
-#: the (fill, activation copies) the throughput schedule's search plans with, in
-#: turn (nnx/mesh/pipeline_search.py, ACTIVATION_COPIES): the model's memory first,
-#: then its lower bound, then emptier plans
-PIPELINE_PLANS = ((MEMORY_FILL, 2.0), (MEMORY_FILL, 1.0), (0.45, 1.0), (0.3, 1.0))
+#: the fractions of a core's memory the throughput schedule's search plans with, in
+#: turn (nnx/mesh/pipeline_search.py, `group_memory`), while a core's lowered
+#: program overflows: the memory model counts the activations the lowering keeps
+#: live, so the first plan leaves only the lowering's alignment and small buffers
+PIPELINE_FILLS = (0.9, MEMORY_FILL, 0.45)
+
+#: the fill the partitioner plans the pipeline's parts with: the search has chosen
+#: them by its memory model already, so the partitioner's own margins (which would
+#: cut an op into more parts than its group has cores) are not applied twice
+PIPELINE_PARTITION_FILL = 0.9
 
 
 #: route results read two or more groups later through the groups in between
@@ -372,10 +378,10 @@ FORWARD_SKIPS = True
 
 #: searches again, after a core's lowered program overflowed, with its group's
 #: layers holding more (`Layer.held`)
-PIPELINE_RETRIES = 4
+PIPELINE_RETRIES = 8
 
 
-def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: float = 2.0) -> MeshCompilation:
+def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCompilation:
     """The `throughput` schedule (nnx/mesh/pipeline.py) with one planned fill: the
     layer groups and core counts of the pipeline search, each op split over its
     group's cores, the parts placed group by group, each core's program lowered
@@ -384,17 +390,16 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: 
     bytes (at most PIPELINE_RETRIES times). Raises MeshFitError when no pipeline or
     no core's program fits."""
     from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.pipeline import forward_skips, layers_of, machine_of, pipeline_shares, place_groups
+    from nnx.mesh.pipeline import forward_skips, layers_of, machine_of, pipeline_shares, place_pipeline
     from nnx.mesh.pipeline_search import best_pipeline
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    machine = machine_of(tgt, fill, copies)
+    machine = machine_of(tgt, fill)
     layers = layers_of(ops, tgt)
-    index = {id(op): i for i, op in enumerate(ops)}
     for attempt in range(PIPELINE_RETRIES + 1):
         try:
-            pipe = best_pipeline(layers, machine)
+            pipe = searched = best_pipeline(layers, machine)
         except ValueError:
             raise MeshFitError("memory", op_label(ops[0]), 0, tgt.mesh.core_memory_bytes, ops[0]) from None
         work, work_ops = main, ops
@@ -402,19 +407,21 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float, copies: 
             work = main.clone()
             clone_ops = [op for op in work.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
             work_ops, pipe = forward_skips(work.body.block, clone_ops, pipe)
-        plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, fill,
+        plan = plan_partition(work_ops, machine.ncores, tgt.mesh.core_memory_bytes, 1.0, PIPELINE_PARTITION_FILL,
                               list(work.body.block.last_op.operands), pipeline_shares(pipe), windows=True)
-        plan, cores = place_groups(plan, pipe, tgt.mesh.width, tgt.mesh.height, machine.budget)
+        plan, cores = place_pipeline(plan, pipe, tgt.mesh.width, tgt.mesh.height,
+                                     list(work.body.block.last_op.operands))
         try:
             return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
         except MeshFitError as e:
-            i = index.get(id(e.op)) if work is main else \
-                next((j for j, op in enumerate(work_ops) if op is e.op and j < len(ops)), None)
+            i = next((j for j, op in enumerate(work_ops) if op is e.op), None)
             if not e.lowered or i is None or attempt == PIPELINE_RETRIES:
                 raise
             # the lowering has the last word: the overflowing group's layers hold more
+            # (group g of the forwarded pipeline is group g of the searched one)
+            g = next(g for g, (a, b, _) in enumerate(pipe.groups) if a <= i < b)
+            a, b, _ = searched.groups[g]
             grow = 1.1 * e.needed / e.available
-            a, b, _ = next(g for g in pipe.groups if g[0] <= i < g[1])
             layers = [replace(x, held=x.held * grow) if a <= j < b else x for j, x in enumerate(layers)]
     raise AssertionError("unreachable")
 

@@ -83,6 +83,11 @@ MIN_PART_COST = float(1 << 20)
 #: their sum live in the remaining 40 % (the lowering's storage check has the last word)
 REDUCTION_OUTPUTS = 1
 
+#: full-size results a part of a 2-D split made for a schedule's own parts (a list
+#: share, planned near a full core: no rest of the core to hold the others) plans
+#: room for: its partial product, the running sum received and their sum
+CHAINED_OUTPUTS = 3
+
 
 @dataclass(frozen=True)
 class Split:
@@ -346,12 +351,12 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
 
 
 def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
-                max_parts: int) -> BlockSplit | None:
+                max_parts: int, outputs: int = REDUCTION_OUTPUTS) -> BlockSplit | None:
     """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
     most `max_parts`, whose every part fits `budget`: its band of input `act` along
     the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
-    weight block and one output piece (the running sum received and the sum live in
-    the rest of the core, as for reduction splits). Ties go to the least traffic
+    weight block and `outputs` output pieces (one: the running sum received and the
+    sum live in the rest of the core, as for reduction splits). Ties go to the least traffic
     (the input sent to kj parts, the running sums passed ki - 1 times), then to
     input ranges that are runs of whole pieces of `in_split` (how `act` arrives;
     no piece sliced by its producer), then to the shorter chain. None when no such
@@ -375,7 +380,7 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
         for ib in candidates:
             band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
             w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
-            kj = parts_needed(n_out, w_bytes * w_frac + REDUCTION_OUTPUTS * out_bytes, budget - band)
+            kj = parts_needed(n_out, w_bytes * w_frac + outputs * out_bytes, budget - band)
             if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
                 continue
             sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
@@ -561,8 +566,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         fed = [splits[producer(v)].k for v in win_vals
                if producer(v) in splits and splits[producer(v)].axis == in_axis]
         k_compute = op_share(i)
-        if need <= budget and not fed and (ax is None or k_compute <= 1):
-            return False
+        if need <= budget and not fed and (ax is None or k_compute <= 1) \
+                and not (isinstance(share, list) and k_compute > 1):
+            return False  # a schedule's own parts (a list share) split it by rows too
         out_bytes = nbytes(op.results[0])
         rows = shape(op.results[0])[out_axis]
         whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
@@ -647,7 +653,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         # a graph input: every part loads only its input range from off-chip memory
         # (docs/mesh.md, "Inputs and outputs")
         load = producer(v) is None
-        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1], budget, max_parts)
+        outputs = CHAINED_OUTPUTS if isinstance(share, list) else REDUCTION_OUTPUTS
+        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1], budget, max_parts,
+                          outputs)
         if blk is None:
             return False
         if load:
@@ -671,7 +679,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 srcs = set(srcs)
                 if r > 0:  # the running sum of output piece j over the ranges before
                     srcs.add(where[(i, blk.part(r - 1, j))])
-                pb = band + int(w_bytes * fi * fj) + int(REDUCTION_OUTPUTS * out_bytes * fj)
+                pb = band + int(w_bytes * fi * fj) + int(outputs * out_bytes * fj)
                 add(new_stage(True), i, blk.part(r, j), srcs, pb, costs[i] * fi * fj)
         return True
 
@@ -742,6 +750,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                                    core_memory, op)
             if combine == "concat" and k_mem > ncores and plan_block(i, op, ncores):
                 continue  # an output split needs more parts than the mesh has cores
+            if isinstance(share, list) and combine == "concat" and k_mem > k_compute > 1 \
+                    and plan_block(i, op, k_compute):
+                continue  # a schedule's parts (its cores) hold the op when cut along its input too
             if k > 1:
                 sp = Split(axis, bounds_of(size, k), combine)
                 if combine == "sum":  # table rows: partial results summed along a chain

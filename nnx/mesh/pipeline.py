@@ -8,12 +8,15 @@ nnx/mesh/pipeline_search.py balances.
 * `pipeline_shares(pipe)`: the parts of every op, which the partitioner takes as
   its compute share (`plan_partition(..., share=[...])`; its memory and row rules
   may still ask for more);
-* `place_groups(plan, pipe, width, height, budget)`: the plan's parts onto the
-  cores, group g on its own run of positions of the snake through the mesh
-  (nnx/mesh/latency.py, `snake`), part j of an op of k parts at position
-  `j x n / k` of its group's n, so that the layers of a group cut alike sit part for
-  part on the same cores (row splits then exchange only halo rows with neighbours)
-  and consecutive groups are neighbours.
+* `place_pipeline(plan, pipe, width, height, returned)`: `place_groups` along
+  the paths of PIPELINE_BANDS, the one with the least loaded busiest link taken;
+* `place_groups(plan, pipe, width, height, band)`: the plan's parts onto the
+  cores, group g on its own run of positions of a path through the mesh in bands
+  of `band` rows (nnx/mesh/placement.py, `band_snake`: a run is a block whose
+  boundary with the next run is `band` links wide), part j of an op of k
+  parts at position `j x n / k` of its group's n, so that the layers of a group
+  cut alike sit part for part on the same cores (row splits then exchange only
+  halo rows with neighbours) and consecutive groups are neighbours.
 
 Each core then runs its parts in graph order, lowered without list scheduling, as
 the latency schedule does (its deadlock-freedom argument holds unchanged); with
@@ -28,7 +31,7 @@ from dataclasses import replace
 from xdsl.ir import Operation
 
 from nnx.mesh.partition import RETURN, Plan, const_bytes, nbytes, split_axis
-from nnx.mesh.pipeline_search import ACTIVATION_COPIES, Layer, Machine, Pipeline
+from nnx.mesh.pipeline_search import Layer, Machine, Pipeline
 
 
 def layer_of(op: Operation, target) -> Layer:
@@ -36,7 +39,7 @@ def layer_of(op: Operation, target) -> Layer:
     target's cost definitions, bytes, and how the partitioner would split it."""
     from nnx.graph_costs import op_unit_cycles
     from nnx.mesh.partition import act_operands
-    from nnx.mesh.rows import ROW_AXIS, can_split_rows, windowed_operands
+    from nnx.mesh.rows import ROW_AXIS, can_split_rows, row_window, windowed_operands
 
     _, cycles = op_unit_cycles(target, op)
     w = const_bytes(op)
@@ -48,7 +51,9 @@ def layer_of(op: Operation, target) -> Layer:
         by_rows, parts = True, int(out[ROW_AXIS] if len(out) == 4 else out[-2] if len(out) >= 2 else 1)
     elif (ax := split_axis(op)) is not None and ax[2] == "concat":
         parts = int(ax[1])
-    return Layer(float(cycles), w, ins, outs, parts, by_rows)
+    # a band of output rows reads other input rows than its own (kernel or stride)
+    halo = by_rows and len(out) == 4 and parts > 1 and row_window(op, 1, 2)[:2] != (1, 2)
+    return Layer(float(cycles), w, ins, outs, parts, by_rows, halo=halo)
 
 
 def layers_of(ops: list[Operation], target) -> list[Layer]:
@@ -75,12 +80,11 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
     return out
 
 
-def machine_of(target, fill: float, copies: float = ACTIVATION_COPIES) -> Machine:
-    """The search's view of a mesh target, planning `fill` of each core's memory and
-    `copies` of a layer's activations."""
+def machine_of(target, fill: float) -> Machine:
+    """The search's view of a mesh target, planning `fill` of each core's memory."""
     m = target.mesh
     return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
-                   float(target.storage.dma_bytes_per_cycle), copies)
+                   float(target.storage.dma_bytes_per_cycle))
 
 
 def pipeline_shares(pipe: Pipeline) -> list[int]:
@@ -88,19 +92,51 @@ def pipeline_shares(pipe: Pipeline) -> list[int]:
     return list(pipe.parts)
 
 
-def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
+#: the heights (rows) of the bands of the paths through the mesh the pipeline's
+#: groups are placed along (placement.band_snake), the one whose busiest link
+#: carries the fewest bytes taken (`place_pipeline`). On targets/mesh.toml the
+#: busiest link of ResNet-50 carried 119,168 cycles of messages per inference with
+#: band 1 (a row snake), 69,888 with 4; ResNet-18 streams faster with band 1
+PIPELINE_BANDS = (1, 2, 4)
+
+
+def place_pipeline(plan: Plan, pipe: Pipeline, width: int, height: int,
+                   returned: list) -> tuple[Plan, list[int]]:
+    """`place_groups` along the path of each of PIPELINE_BANDS, the placement whose
+    busiest link carries the fewest bytes (`placement.busiest_link`; each piece a
+    stage receives sent once to all the stages receiving it) taken."""
+    from nnx.mesh.placement import busiest_link
+    from nnx.mesh.stage_merge import stage_receipts
+
+    best = None
+    for band in PIPELINE_BANDS:
+        placed, cores = place_groups(plan, pipe, width, height, band)
+        sends: dict[tuple, tuple[int, list[int], int]] = {}
+        for s, recv in enumerate(stage_receipts(placed, returned)):
+            for pc, (nb, src) in recv.items():
+                sends.setdefault((src, pc), (src, [], nb))[1].append(s)
+        load = busiest_link(cores, list(sends.values()), width)
+        if best is None or load < best[0]:
+            best = (load, placed, cores)
+    return best[1], best[2]
+
+
+def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, band: int = 1) -> tuple[Plan, list[int]]:
     """The plan's parts on the cores by the pipeline's groups (module docstring): a
     plan with one stage per used core, its items in graph order, and each stage's
     core. A part takes the first position of its group's run, from its wanted one,
-    that holds no other part of its op and has room in `budget` planned bytes, else
-    the least loaded; a stage of whole ops stays together on the position of the
+    that holds no other part of its op (the search has checked that the group's
+    cores hold its layers: the planned bytes, which count every value of a core
+    for the whole program, would scatter the parts that memory reuse lets share a
+    core, and cut alike layers apart); a stage of whole ops stays together on the position of the
     whole op its first op reads in the same group (so a view, whose result is its
     input's tile, is never sent before it is received: a deadlock), else on the
     least loaded position of its first op's group; an assembled graph output goes
     with its producer's group."""
-    from nnx.mesh.latency import part_ranks, plan_on_slots, snake
+    from nnx.mesh.latency import part_ranks, plan_on_slots
+    from nnx.mesh.placement import band_snake
 
-    path = snake(width, height)
+    path = band_snake(width, height, band)
     index = {id(op): i for i, op in enumerate(plan.ops)}
     group_of, start = {}, []
     pos = 0
@@ -129,9 +165,7 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, budget: fl
                 k = len(parts[i])
                 want = rank[i][part or 0] * len(slots) // k
                 order = slots[want:] + slots[:want]
-                slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
-                if slot is None:
-                    slot = min(order, key=lambda t: (i in held[t], load[t]))
+                slot = next((t for t in order if i not in held[t]), order[0])
             else:  # with the whole op it reads in its group (a view's result is its input's tile), else least loaded
                 src = [slot_of[(q, None)] for v in plan.ops[i].operands if (q := index.get(id(v.owner))) is not None
                        and (q, None) in slot_of and group_of.get(q) == group_of[i]]

@@ -32,9 +32,11 @@ and the values produced before the group and read after it pass through it
 an operand from an earlier group (or a graph input) arrives while the stage works
 on the input before (double-buffered receives): it costs no waiting, but the
 bytes a core receives from outside bound the stage from below at their time over
-one link. A core holds its share of every layer's weights and the largest of its
-layers' activations (memory reuse over time; `layer_bytes`): a group whose cores
-that does not fit (`stage_bytes` > the budget) cannot take n cores.
+one link. A core holds its share of every layer's weights and the activations
+live at once as its layers run one after another (memory reuse over time:
+`group_memory`, which follows what the lowering keeps: pieces, the bands and
+inputs it assembles, values read later in the group): a group whose cores that
+does not fit (`stage_bytes` > the budget) cannot take n cores.
 
 Skips. With a stream, a SEND of inference i waits until its destination has begun
 inference i - 1 (two receive buffers). A message from group g to group g + 2 (a
@@ -70,13 +72,6 @@ PART_OVERHEAD = 200.0
 #: without skips takes 81,937 cycles per inference, the fastest by the model 58,203
 SKIP_SLACK: float | None = None
 
-#: how many times a core's lowered program holds its largest layer's activations,
-#: as the search first plans it (nnx/mesh/compile.py then tries 1)
-#: (results kept while the units overlap, storage copies, concatenations of
-#: received pieces); ResNet-50's first layers on 6 cores lowered to 4.2x them,
-#: which the emptier plans of the compilation's fills (`LATENCY_FILLS`) absorb
-ACTIVATION_COPIES = 2.0
-
 #: the longest group (layers) the search considers: longer runs of layers on the
 #: same cores are never faster than cutting them, and the search stays O(L x GROUP_MAX)
 GROUP_MAX = 48
@@ -107,6 +102,10 @@ class Layer:
     #: runs piecewise on the parts of the layer before (an elementwise op, pool or
     #: batch norm after a split op): it cannot start a group
     joins: bool = False
+    #: a row split whose parts read input rows beyond their own band (a kernel or
+    #: stride over rows): its band is assembled from its pieces even on the cores
+    #: of a producer cut alike (`group_memory`)
+    halo: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,8 +118,6 @@ class Machine:
     link_bytes_per_cycle: float
     #: a core's DMA bytes per cycle (copies within its memory)
     dma_bytes_per_cycle: float = 64.0
-    #: how many times a core holds its largest layer's activations (ACTIVATION_COPIES)
-    activation_copies: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -214,27 +211,89 @@ def forward_cycles_per_byte(machine: Machine) -> float:
     return 3 / machine.dma_bytes_per_cycle + 1 / machine.link_bytes_per_cycle
 
 
-def layer_bytes(layer: Layer, n: int, machine: Machine) -> tuple[float, float]:
-    """(weights, activations) a core of a group of n holds for the layer: its bands
-    `machine.activation_copies` times; a channel split's whole input twice (the
-    received pieces and their concatenation), or when that exceeds the budget, its
-    band (the partitioner's reduction or 2-D split cuts it along its input too)."""
-    k = layer_parts(layer, n)
-    f = part_share(layer, k)
-    c, h = machine.activation_copies, layer.held
-    if k == 1:
-        return h * layer.weight_bytes, h * c * (layer.in_bytes + layer.out_bytes)
-    if layer.by_rows:
-        return h * layer.weight_bytes, h * c * (layer.in_bytes + layer.out_bytes) * f
-    held_in = c * layer.in_bytes * f if 2 * layer.in_bytes > machine.budget else 2.0 * layer.in_bytes
-    return h * layer.weight_bytes * f, h * (held_in + c * layer.out_bytes * f)
+def parts_over(layer: Layer, ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`layer_parts` and `part_share` of the layer for every group size in `ns`."""
+    p = max(1, layer.max_parts)
+    k = -(-p // -(-p // np.minimum(ns, p)))
+    return k, -(-p // k) / p
+
+
+def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: np.ndarray) -> np.ndarray:
+    """mem[g, m]: the bytes a core of group [a, a + g + 1) on ns[m] cores holds, for
+    every group end up to `stop` (docs/mesh.md, "Schedules", the memory model):
+    its share of every layer's weights (whole for a row split, 1/k for a channel
+    split) plus the most activation bytes live at once while its layers run one
+    after another, as the lowering's memory reuse places them by live range. At
+    layer i a core holds
+      its result piece (out_bytes x its share);
+      for each activation operand, what it reads of it -- a band of a row split,
+      the whole value otherwise -- which is *resident* (the producer's piece on
+      this core, when the producer is in the group and cut alike: same parts,
+      both by rows or both whole; else the received pieces) and, unless it is that
+      piece itself, *assembled* once more (the concatenation of received pieces,
+      or of its own piece and the halo rows a window reaches beyond it: `halo`);
+      a channel split whose whole input twice exceeds the budget reads a band
+      (the partitioner's reduction or 2-D split cuts the input), received whole;
+    and every value still to be read later in the group stays resident from its
+    producer (or, from outside the group, its first reader) to its last reader.
+    The values forwarded through the group to later groups (`forward_skips`) are
+    received and copied at its end: twice their 1/n. `Layer.held` scales a
+    layer's weights and footprint."""
+    L = len(layers)
+    N = len(ns)
+    stop = min(stop, L)
+    readers = consumers(layers)
+    last = [max(r) if r else -1 for r in readers]
+    over = [(last[p], layers[p].out_bytes) for p in range(a) if last[p] > a]  # values passing a
+    kf = [parts_over(x, ns) for x in layers[a:stop]]
+    out = np.zeros((stop - a, N))
+    wsum = np.zeros(N)
+    peak = np.zeros(N)
+    foot: list[np.ndarray] = []  # per layer of the group: its own footprint
+    across: list[np.ndarray] = []  # per layer: bytes of earlier values live across it
+    resident: dict[int, tuple[int, np.ndarray]] = {}  # value -> (last reader so far, bytes)
+    for i in range(a, stop):
+        x = layers[i]
+        k, f = kf[i - a]
+        split = k > 1
+        h = x.held
+        wsum = wsum + h * x.weight_bytes * (np.where(split, f, 1.0) if not x.by_rows else 1.0)
+        piece_i = x.out_bytes * f
+        fp = piece_i.copy()
+        for p, nb in operands_of(layers, i):
+            if x.by_rows:
+                band = nb * f
+            elif 2 * nb > machine.budget:  # cut along the input by the partitioner
+                band = np.where(split, nb * f, float(nb))
+            else:
+                band = np.full(N, float(nb))
+            if p >= a:
+                kp, fpp = kf[p - a]
+                src = layers[p]
+                own = (kp == k) & ((k == 1) | (x.by_rows and src.by_rows))
+                res = np.where(own, src.out_bytes * fpp, band)
+                extra = np.where(own, band if (x.halo and x.by_rows) else 0.0, band)
+            else:
+                res, extra = band, band
+            fp = fp + res + extra
+            key = p if p >= 0 else -1 - i  # graph inputs: one value per reader
+            first = p + 1 if p >= a else i + 1
+            prev, held = resident.get(key, (first - 1, res if p < a else layers[p].out_bytes * kf[p - a][1]))
+            for t in range(max(prev + 1, first), i):  # live across the layers in between
+                across[t - a] = across[t - a] + held
+                peak = np.maximum(peak, foot[t - a] + across[t - a])
+            resident[key] = (i, held)
+        foot.append(h * fp)
+        across.append(np.zeros(N))
+        peak = np.maximum(peak, foot[-1])
+        fwd = 2.0 * sum(nb for r, nb in over if r >= i + 1) / ns  # forwarded through [a, i + 1)
+        out[i - a] = wsum + np.maximum(peak, fwd)
+    return out
 
 
 def stage_bytes(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
-    """The bytes a core of group [a, b) on n cores holds: its share of every layer's
-    weights and the largest of its layers' activations (reused over time)."""
-    held = [layer_bytes(x, n, machine) for x in layers[a:b]]
-    return sum(w for w, _ in held) + max((a for _, a in held), default=0.0)
+    """The bytes a core of group [a, b) on n cores holds (`group_memory`)."""
+    return float(group_memory(layers, a, b, machine, np.array([n]))[b - a - 1, 0])
 
 
 def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarray]:
@@ -244,28 +303,13 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
     L, N = len(layers), machine.ncores
     G = min(GROUP_MAX, L)
     ns = np.arange(1, N + 1)
-    ks, fr = [], []
-    for x in layers:
-        p = max(1, x.max_parts)
-        k = -(-p // -(-p // np.minimum(ns, p)))  # layer_parts for every n
-        ks.append(k)
-        fr.append(-(-p // k) / p)  # part_share
+    ks, fr = zip(*(parts_over(x, ns) for x in layers)) if layers else ((), ())
     per = np.array([x.cycles * f + PART_OVERHEAD for x, f in zip(layers, fr)])
-    w = np.zeros((L, N))
-    act = np.zeros((L, N))
     ops = [operands_of(layers, i) for i in range(L)]
     # per operand: (producer, time inside, time outside, bytes from outside), over n
     opt = []
     for i, x in enumerate(layers):
         k = ks[i]
-        c = machine.activation_copies  # layer_bytes for every n
-        if x.by_rows or x.max_parts == 1:
-            w[i] = x.held * x.weight_bytes
-            act[i] = x.held * c * (x.in_bytes + x.out_bytes) * fr[i]
-        else:
-            w[i] = x.held * x.weight_bytes * fr[i]
-            held_in = c * x.in_bytes * fr[i] if 2 * x.in_bytes > machine.budget else 2.0 * x.in_bytes
-            act[i] = x.held * np.where(k > 1, held_in + c * x.out_bytes * fr[i], c * (x.in_bytes + x.out_bytes))
         row = []
         for p, nb in ops[i]:
             got = nb * fr[i] if x.by_rows else np.full(N, float(nb))
@@ -290,8 +334,7 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
         over = [(last[p], layers[p].out_bytes) for p in range(a) if last[p] > a]  # values passing a
         t = np.zeros(N)
         outside = np.zeros(N)
-        wsum = np.zeros(N)
-        amax = np.zeros(N)
+        mem = group_memory(layers, a, a + G, machine, ns)
         for g in range(min(G, L - a)):
             i = a + g
             # layer i's piece goes to each of its readers, all after the group yet
@@ -302,11 +345,9 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
                 else:
                     t = t + copy
                     outside = outside + got
-            wsum = wsum + w[i]
-            amax = np.maximum(amax, act[i])
             passing = sum(nb for r, nb in over if r >= i + 1)  # forwarded through [a, i + 1)
             time[a, g] = np.maximum(t + passing * fwd, outside / machine.link_bytes_per_cycle)
-            fits[a, g] = wsum + amax <= machine.budget
+            fits[a, g] = mem[g] <= machine.budget
     return time, fits
 
 

@@ -60,3 +60,36 @@ def byte_hops(cores: list[int], edges: dict[tuple[int, int], int], width: int) -
     """Sum over stage edges of bytes x XY hops between their cores."""
     return sum(b * (abs(cores[a] % width - cores[c] % width) + abs(cores[a] // width - cores[c] // width))
                for (a, c), b in edges.items())
+
+
+def band_snake(width: int, height: int, band: int) -> list[int]:
+    """The cores along a boustrophedon over bands of `band` rows (the last band
+    takes the rows left): band b runs left to right when b is even, right to left
+    when odd, and within it each column is walked down and up in turn, so
+    consecutive positions are neighbours (but where a band of an even number of
+    columns ends on its top row: the next band begins `band` rows below, a grid
+    of even area having no such path between those corners). A run of n positions is then a block
+    about `band` rows high, whose boundary with the next run is `band` links wide
+    (with band 1, a run along one row meets the next through one link, which the
+    XY routes of all the messages between two such runs cross)."""
+    out: list[int] = []
+    for b, y0 in enumerate(range(0, height, band)):
+        rows = list(range(y0, min(height, y0 + band)))
+        xs = range(width) if b % 2 == 0 else range(width - 1, -1, -1)
+        for i, x in enumerate(xs):
+            out += [y * width + x for y in (rows if i % 2 == 0 else rows[::-1])]
+    return out
+
+
+def busiest_link(cores: list[int], sends: list[tuple[int, list[int], int]], width: int) -> int:
+    """The most bytes any directed NoC link carries when each send (source stage,
+    destination stages, bytes) goes once along the XY tree from its stage's core to
+    theirs (a multicast: docs/mesh.md, "Timing model"), `cores[s]` being stage s's."""
+    from nnx.sim.noc import xy_tree
+
+    load: dict[tuple[int, int], int] = {}
+    for src, dsts, nb in sends:
+        far = [cores[d] for d in dsts if cores[d] != cores[src]]
+        for link, _ in xy_tree(cores[src], far, width):
+            load[link] = load.get(link, 0) + nb
+    return max(load.values(), default=0)

@@ -143,3 +143,76 @@ def test_optimal_against_brute_force(seed):
     for (a, b, n), t in zip(pipe.groups, pipe.stage_times):
         assert t == pytest.approx(stage_time(layers, a, b, n, machine))
         assert stage_bytes(layers, a, b, n, machine) <= machine.budget
+
+
+# the memory model (`group_memory`): weights, then the activations live at once
+
+
+def _chain(halo=False, channels=False):
+    """A graph input of 40 bytes -> L0 (rows) -> L1 -> L2, then L3 reads L2 and L0
+    (a residual around L1 and L2): on 4 cores a row split holds a quarter of each value."""
+    return [Layer(100.0, weight_bytes=10, in_bytes=40, out_bytes=400, max_parts=4, by_rows=True,
+                  operands=((-1, 40),)),
+            Layer(100.0, weight_bytes=20, out_bytes=400, max_parts=4, by_rows=not channels, halo=halo,
+                  operands=((0, 400),)),
+            Layer(100.0, weight_bytes=30, out_bytes=400, max_parts=4, by_rows=True, operands=((1, 400),)),
+            Layer(100.0, out_bytes=0, max_parts=4, by_rows=True, joins=True, operands=((2, 400), (0, 400)))]
+
+
+def test_memory_counts_pieces_bands_and_what_stays_live():
+    layers = _chain()
+    # L0: its piece 100 + the graph input's band 10 received and assembled 10
+    assert stage_bytes(layers, 0, 1, 4, BIG) == 10 + 120
+    # L1 reads L0's piece on its own core as it is (same cut, no halo): 100 + 100
+    assert stage_bytes(layers, 0, 2, 4, BIG) == 10 + 20 + 200
+    # L0's piece stays live across L2 (which does not read it) until L3: 200 + 100
+    assert stage_bytes(layers, 0, 4, 4, BIG) == 10 + 20 + 30 + 300
+    # L1 alone: L0's band received from another group and assembled
+    assert stage_bytes(layers, 1, 2, 4, BIG) == 20 + 100 + 2 * 100
+
+
+def test_memory_assembles_halo_bands_and_whole_inputs_of_channel_splits():
+    # a window beyond its own rows (kernel, stride): the band is assembled beside the piece
+    assert stage_bytes(_chain(halo=True), 0, 2, 4, BIG) == 10 + 20 + 300
+    # a channel split: the whole input received and concatenated, 1/4 of its weights
+    assert stage_bytes(_chain(channels=True), 0, 2, 4, BIG) == 10 + 20 / 4 + 100 + 2 * 400
+    # on one core everything whole: L2 holds 400 + 400 with L0's 400 live across it
+    assert stage_bytes(_chain(), 0, 4, 1, BIG) == 60 + 1200
+
+
+def test_forwarded_values_are_held_twice_at_the_group_end():
+    layers = [Layer(100.0, out_bytes=800, max_parts=4, by_rows=True),
+              Layer(100.0, out_bytes=0, max_parts=4, by_rows=True, operands=((0, 800),)),
+              Layer(100.0, out_bytes=0, max_parts=4, by_rows=True, operands=((1, 0), (0, 800)))]
+    # L1 holds L0's band twice (200 + 200); value 0 passes through group [1, 2) to L2:
+    # on 2 cores half of it received and copied (800) is the most
+    assert stage_bytes(layers, 1, 2, 4, BIG) == 2 * 200
+    assert stage_bytes(layers, 1, 2, 2, BIG) == 2 * 800 / 2
+
+
+@pytest.mark.parametrize("width,height,band", [(5, 7, 3), (16, 16, 4), (4, 4, 1), (3, 2, 4)])
+def test_band_snake_visits_every_core_by_neighbours(width, height, band):
+    from nnx.mesh.placement import band_snake
+
+    path = band_snake(width, height, band)
+    assert sorted(path) == list(range(width * height))
+    for a, b in zip(path, path[1:]):
+        step = abs(a % width - b % width) + abs(a // width - b // width)
+        # neighbours, but from a band's end to the next band's start with an even width
+        assert step == 1 or (width % 2 == 0 and b // width % band == 0 and step == band)
+    # a run of 2 x band positions from the start is a block of 2 columns, `band` rows high
+    first = path[:2 * min(band, height)]
+    assert {c % width for c in first} == {0, 1} and max(c // width for c in first) == min(band, height) - 1
+
+
+def test_busiest_link_counts_a_multicast_once_per_link():
+    from nnx.mesh.placement import busiest_link
+
+    # 4 x 4 mesh; stage s on core cores[s]
+    cores = [0, 3, 12, 1, 5]
+    # a multicast from core 0 to cores 3 and 12: each link of its tree once (100)
+    assert busiest_link(cores, [(0, [1, 2], 100)], 4) == 100
+    # link 0->1 also carries a send to core 1 (and core 5: x first, then down)
+    assert busiest_link(cores, [(0, [1, 2], 100), (0, [3], 30), (0, [4], 7)], 4) == 137
+    # a send to a stage on the same core takes no link
+    assert busiest_link([0, 0], [(0, [1], 100)], 4) == 0
