@@ -390,7 +390,8 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
     bytes (at most PIPELINE_RETRIES times). Raises MeshFitError when no pipeline or
     no core's program fits."""
     from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.pipeline import forward_skips, layers_of, machine_of, pipeline_shares, place_pipeline
+    from nnx.mesh.pipeline import (PIPELINE_IN_PLACE, forward_skips, layers_of, machine_of, pipeline_shares,
+                                   place_pipeline)
     from nnx.mesh.pipeline_search import best_pipeline
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
@@ -412,7 +413,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
         plan, cores = place_pipeline(plan, pipe, tgt.mesh.width, tgt.mesh.height,
                                      list(work.body.block.last_op.operands))
         try:
-            return replace(_lower_in_order(plan, cores, work, tgt, target, fill), pipeline=pipe)
+            return replace(_lower_in_order(plan, cores, work, tgt, target, fill, PIPELINE_IN_PLACE), pipeline=pipe)
         except MeshFitError as e:
             i = next((j for j, op in enumerate(work_ops) if op is e.op), None)
             if not e.lowered or i is None or attempt == PIPELINE_RETRIES:

@@ -80,11 +80,17 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
     return out
 
 
+#: the pipeline's cores write received pieces into the value they make up (no
+#: concat copy; docs/mesh.md, "Received pieces in place"). A core runs one inference
+#: at a time, so a piece's place in its value is that inference's. False: the copy
+PIPELINE_IN_PLACE = True
+
+
 def machine_of(target, fill: float) -> Machine:
     """The search's view of a mesh target, planning `fill` of each core's memory."""
     m = target.mesh
     return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
-                   float(target.storage.dma_bytes_per_cycle))
+                   float(target.storage.dma_bytes_per_cycle), concat_copy=not PIPELINE_IN_PLACE)
 
 
 def pipeline_shares(pipe: Pipeline) -> list[int]:

@@ -118,6 +118,9 @@ class Machine:
     link_bytes_per_cycle: float
     #: a core's DMA bytes per cycle (copies within its memory)
     dma_bytes_per_cycle: float = 64.0
+    #: received pieces are copied into the value they make up (False: written in
+    #: place, docs/mesh.md "Received pieces in place": no copy)
+    concat_copy: bool = True
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ def operand_time(x: Layer, nbytes: int, k: int, src: Layer | None, k_src: int,
     of layer x on k parts; `src`: its producer when inside the group (on k_src
     parts), else None (module docstring)."""
     got = nbytes * part_share(x, k) if x.by_rows else float(nbytes)
-    copy = 2 * got / machine.dma_bytes_per_cycle
+    copy = copy_cycles(got, machine)
     if src is None:
         return copy, got
     if k_src == k and (k == 1 or (x.by_rows and src.by_rows)):
@@ -173,6 +176,12 @@ def operand_time(x: Layer, nbytes: int, k: int, src: Layer | None, k_src: int,
     if x.by_rows or k == 1:
         return got / machine.link_bytes_per_cycle + copy, 0.0
     return got * (k - 1) / k / machine.link_bytes_per_cycle + copy, 0.0
+
+
+def copy_cycles(got, machine: Machine):
+    """The DMA cycles of copying `got` received bytes into the value they make up
+    (read and written once), none when pieces are received in place."""
+    return 2 * got / machine.dma_bytes_per_cycle if machine.concat_copy else 0 * got
 
 
 def consumers(layers: list[Layer]) -> list[list[int]]:
@@ -313,7 +322,7 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
         row = []
         for p, nb in ops[i]:
             got = nb * fr[i] if x.by_rows else np.full(N, float(nb))
-            copy = 2 * got / machine.dma_bytes_per_cycle
+            copy = copy_cycles(got, machine)
             inside = np.zeros(N)
             if p >= 0:  # operand_time with the producer in the group
                 link = machine.link_bytes_per_cycle
