@@ -70,18 +70,18 @@ def conv_program(path: str) -> dict[str, np.ndarray]:
 
 def compile_graph(path: str, target: str, two_d: bool = True):
     from nnx import api
-    from nnx.mesh import partition
+    from nnx.mesh import reduction_splits
     from nnx.mesh.compile import compile_for_mesh
 
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
-    saved = partition.block_split
+    saved = reduction_splits.block_split
     if not two_d:
-        partition.block_split = lambda *a, **k: None
+        reduction_splits.block_split = lambda *a, **k: None
     try:
         return compile_for_mesh(module, target, "bisect")
     finally:
-        partition.block_split = saved
+        reduction_splits.block_split = saved
 
 
 def bench_mesh(path: str, feeds, directory: str, width: int, height: int, core_memory: int) -> str:

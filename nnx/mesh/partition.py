@@ -21,7 +21,7 @@ An op of `@main` is one of:
   of consecutive pieces of its input (which must come split along that axis), the
   matching slice of the weights, and the bias on part 0; part i adds the running sum
   of parts 0..i-1 it receives to its own, and the last part holds the result;
-* **block** (2-D; docs/mesh.md, "2-D splits"): a conv/gemm/matmul of the kinds above
+* **block** (2-D; docs/mesh.md, "2-D splits"; these two in nnx/mesh/reduction_splits.py): a conv/gemm/matmul of the kinds above
   that fits neither way (or whose output split needs more parts than the mesh has
   cores) is split over ki x kj parts: part (r, j) reads input range r along the
   reduction axis, holds the weight block (j, r) and output piece j; the partial sums
@@ -45,7 +45,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from nnx.dialects import graph as g
@@ -76,17 +75,6 @@ MEMORY_FILLS = (MEMORY_FILL, 0.75, 0.9, 0.45, 0.3, FULL_CORES)
 #: this much, so that small ops are not spread thin over cores whose messages would
 #: cost more than their compute (about 4000 cycles of a 256-MAC/cycle MPU)
 MIN_PART_COST = float(1 << 20)
-
-
-#: full-size results a part of a reduction split plans room for within the planning
-#: budget (MEMORY_FILL of a core): its partial product; the running sum received and
-#: their sum live in the remaining 40 % (the lowering's storage check has the last word)
-REDUCTION_OUTPUTS = 1
-
-#: full-size results a part of a 2-D split made for a schedule's own parts (a list
-#: share, planned near a full core: no rest of the core to hold the others) plans
-#: room for: its partial product, the running sum received and their sum
-CHAINED_OUTPUTS = 3
 
 
 @dataclass(frozen=True)
@@ -307,118 +295,9 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
     return False
 
 
-def reduction_axis(op: Operation, act: SSAValue) -> int | None:
-    """The axis of activation `act` that `op` sums over (a conv's input channels, a
-    matmul/gemm's K), when `op` can be split along it into partial sums, else None."""
-    if isinstance(op, g.ConvOp) and int(op.attr("group", 1)) == 1 and len(shape(act)) == 4 \
-            and constant_op(op.operands[1]) is not None and op.operands[0] is act:
-        return 1
-    if isinstance(op, (g.GemmOp, g.MatMulOp)) and op.operands[0] is act \
-            and constant_op(op.operands[1]) is not None and len(shape(op.operands[1])) == 2 \
-            and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
-        return len(shape(act)) - 1
-    return None
-
-
 def covered_pieces(sp: Split, lo: int, hi: int) -> list[int]:
     """The pieces of split `sp` lying inside [lo, hi) (whose bounds are among sp's)."""
     return [j for j in range(sp.k) if sp.bounds[j] >= lo and sp.bounds[j + 1] <= hi]
-
-
-def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None, budget: float) -> Split | None:
-    """Split `op` along its reduction axis into partial sums (docs/mesh.md,
-    "Compilation"), for an op whose input alone is too big for one core: its single
-    activation operand must come split (concat) along that axis; each part takes a
-    run of consecutive input pieces, as many as fit `budget` with the matching slice
-    of the weights and a full-size partial output. None when that is impossible."""
-    if in_split is None or len(acts) != 1 or in_split.combine != "concat":
-        return None
-    axis = reduction_axis(op, acts[0])
-    if axis is None or in_split.axis != axis:
-        return None
-    n = in_split.bounds[-1]
-    per_unit = (nbytes(acts[0]) + const_bytes(op)) / n
-    out_bytes = REDUCTION_OUTPUTS * sum(nbytes(r) for r in op.results)
-    bounds = [0]
-    for j in range(in_split.k):
-        lo, hi = in_split.bounds[j], in_split.bounds[j + 1]
-        if (hi - lo) * per_unit + out_bytes > budget:
-            return None
-        if (hi - bounds[-1]) * per_unit + out_bytes > budget:
-            bounds.append(lo)
-    bounds.append(n)
-    return Split(axis, tuple(bounds), "sum")
-
-
-def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
-                max_parts: int, outputs: int = REDUCTION_OUTPUTS) -> BlockSplit | None:
-    """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
-    most `max_parts`, whose every part fits `budget`: its band of input `act` along
-    the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
-    weight block and `outputs` output pieces (one: the running sum received and the
-    sum live in the rest of the core, as for reduction splits). Ties go to the least traffic
-    (the input sent to kj parts, the running sums passed ki - 1 times), then to
-    input ranges that are runs of whole pieces of `in_split` (how `act` arrives;
-    no piece sliced by its producer), then to the shorter chain. None when no such
-    split exists."""
-    in_axis = reduction_axis(op, act)
-    ax = split_axis(op)
-    if in_axis is None or ax is None or ax[2] != "concat" or act_operands(op) != [act]:
-        return None
-    out_axis, n_out, _ = ax
-    n_in = shape(act)[in_axis]
-    w_bytes, out_bytes = const_bytes(op), sum(nbytes(r) for r in op.results)
-    piece_bounds = set(in_split.bounds) if in_split is not None and in_split.axis == in_axis \
-        and in_split.combine == "concat" else None
-    best: tuple[tuple[int, int, int, int], tuple[int, ...], int] | None = None
-    for ki in range(1, min(n_in, max_parts) + 1):
-        candidates = [bounds_of(n_in, ki)]
-        if piece_bounds is not None and in_split.k >= ki:  # runs of whole pieces
-            runs = tuple(in_split.bounds[round(t * in_split.k / ki)] for t in range(ki + 1))
-            if runs != candidates[0]:
-                candidates.append(runs)
-        for ib in candidates:
-            band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
-            w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
-            kj = parts_needed(n_out, w_bytes * w_frac + outputs * out_bytes, budget - band)
-            if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
-                continue
-            sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
-            key = (ki * kj, nbytes(act) * kj + out_bytes * (ki - 1), sliced, ki)
-            if best is None or key < best[0]:
-                best = (key, ib, kj)
-    if best is None:
-        return None
-    _, ib, kj = best
-    return BlockSplit(Split(in_axis, ib), Split(out_axis, bounds_of(n_out, kj)))
-
-
-def pieces_for_reduction(op: Operation, axis: int, budget: float, max_parts: int, depth: int = 8) -> int:
-    """The number of pieces `op`'s result must be split into along `axis` so that a
-    later reduction split fits `budget` (1 if none is needed): a conv/gemm/matmul
-    reading the result through ops that follow the split (elementwise, depthwise
-    conv, ...; see `can_follow`), whose input alone
-    is too big for a core, takes runs of those pieces (see `reduction_split`). A
-    reduction that would need more than `max_parts` parts (the mesh's cores) asks
-    for nothing: it cannot fit, and the op is split in 2-D instead."""
-    need, seen = 1, set()
-    todo = [(op.results[0], depth)]
-    while todo:
-        v, d = todo.pop()
-        for use in list(v.uses):
-            user = use.operation
-            if id(user) in seen or not user.results:
-                continue
-            seen.add(id(user))
-            if reduction_axis(user, v) == axis:
-                out = sum(nbytes(r) for r in user.results)
-                room = budget - REDUCTION_OUTPUTS * out
-                parts = int(np.ceil((nbytes(v) + const_bytes(user)) / room)) if room > 0 else 0
-                if nbytes(v) + out > budget and 0 < parts <= max_parts:
-                    need = max(need, parts)
-            elif d > 0 and can_follow(user, Split(axis, (0, shape(v)[axis])), shape(v)):
-                todo.append((user.results[0], d - 1))
-    return need
 
 
 def window_pieces(sp: Split | None, rows: int, a: int, b: int,
@@ -459,6 +338,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     or an `OpShares` (per op, by rows and by channels).
     `windows`: a row split of a graph input always loads each part's window alone
     (docs/mesh.md, "Inputs and outputs")."""
+    from nnx.mesh import reduction_splits as red_splits
+
     share = share or compute_share
     index = {id(op): i for i, op in enumerate(ops)}
     budget = core_memory * fill
@@ -646,16 +527,16 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         if len(acts) != 1:
             return False
         v = acts[0]
-        axis = reduction_axis(op, v)
+        axis = red_splits.reduction_axis(op, v)
         if axis is None:
             return False
         in_split = splits.get(producer(v)) if producer(v) is not None else None
         # a graph input: every part loads only its input range from off-chip memory
         # (docs/mesh.md, "Inputs and outputs")
         load = producer(v) is None
-        outputs = CHAINED_OUTPUTS if isinstance(share, list) else REDUCTION_OUTPUTS
-        blk = block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1], budget, max_parts,
-                          outputs)
+        outputs = red_splits.CHAINED_OUTPUTS if isinstance(share, list) else red_splits.REDUCTION_OUTPUTS
+        blk = red_splits.block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1],
+                                     budget, max_parts, outputs)
         if blk is None:
             return False
         if load:
@@ -726,9 +607,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             k_compute = op_share(i, True) if combine == "concat" else 1
             k = max(k_mem, min(k_compute, size), 1)
             if combine == "concat":  # fine enough pieces for a reduction split downstream
-                k = max(k, min(pieces_for_reduction(op, axis, budget, ncores), size))
+                k = max(k, min(red_splits.pieces_for_reduction(op, axis, budget, ncores), size))
             if k > size or (k_mem > 1 and room <= 0):
-                red = reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
+                red = red_splits.reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
                                       and producer(acts[0]) is not None else None, budget)
                 if red is not None:
                     kinds.append("reduce")
@@ -740,7 +621,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                         if j > 0:  # the running sum of the parts before
                             srcs.add(where[(i, j - 1)])
                         frac = (hi - lo) / red.bounds[-1]
-                        pb = int((in_bytes + w_bytes) * frac) + REDUCTION_OUTPUTS * out_bytes
+                        pb = int((in_bytes + w_bytes) * frac) + red_splits.REDUCTION_OUTPUTS * out_bytes
                         add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
                     where[(i, None)] = where[(i, red.k - 1)]
                     continue

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from nnx import api
-from nnx.mesh import partition
+from nnx.mesh import partition, reduction_splits
 from nnx.mesh.compile import compile_for_mesh
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, BlockSplit, Split, nbytes
@@ -144,7 +144,7 @@ def test_op_too_big_both_ways_is_split_in_2d_and_matches_onnxruntime(model, op_n
     for out, ref in zip(ort.InferenceSession(path).get_outputs(), ort.InferenceSession(path).run(None, feeds)):
         np.testing.assert_allclose(got[out.name], ref, rtol=0, atol=1e-4)
     # the same graph with 1-D splits only does not fit the mesh
-    monkeypatch.setattr(partition, "block_split", lambda *a, **k: None)
+    monkeypatch.setattr(reduction_splits, "block_split", lambda *a, **k: None)
     with pytest.raises(MeshFitError):
         _compile(path, target)
 
@@ -203,7 +203,7 @@ def test_input_pieces_finer_than_the_ranges_are_multiplied_one_by_one(model, tmp
     sums the products; the outputs still match onnxruntime."""
     import onnxruntime as ort
 
-    monkeypatch.setattr(partition, "pieces_for_reduction", lambda *a, **k: 8)
+    monkeypatch.setattr(reduction_splits, "pieces_for_reduction", lambda *a, **k: 8)
     path = str(tmp_path / "m.onnx")
     feeds = model(path)
     target = _target(tmp_path)
@@ -246,6 +246,6 @@ def test_output_split_needing_more_parts_than_cores_is_split_in_2d(tmp_path, mon
     assert plan.kinds[big] == "block", plan.kinds
     blk = plan.blocks[big]
     assert blk.ki >= 2 and blk.kj >= 2 and blk.ki * blk.kj <= 16
-    monkeypatch.setattr(partition, "block_split", lambda *a, **k: None)
+    monkeypatch.setattr(reduction_splits, "block_split", lambda *a, **k: None)
     plan = partition.plan_partition(ops, 16, 49152, 1.0, MEMORY_FILL, list(main.body.block.last_op.operands))
     assert plan.kinds[big] == "split" and plan.splits[big].k > 16

@@ -1,0 +1,137 @@
+"""Reduction and 2-D splits (docs/mesh.md, "Compilation" and "2-D splits"): a conv
+or gemm/matmul with constant weights split along the axis it sums over (input
+channels, K) into partial sums chained from part to part, alone (`reduction_split`,
+for an op whose input is too big for a core) or together with its output axis
+(`block_split`, ki x kj parts), and the pieces a producer is cut into so that such
+a split can take runs of them (`pieces_for_reduction`). The partitioner
+(nnx/mesh/partition.py) chooses among these and the output and row splits."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from nnx.dialects import graph as g
+from nnx.graph_queries import constant_op
+from nnx.mesh.partition import (BlockSplit, Split, act_operands, bounds_of, can_follow, const_bytes, nbytes,
+                                parts_needed, shape, split_axis)
+
+#: full-size results a part of a reduction split plans room for within the planning
+#: budget (MEMORY_FILL of a core): its partial product; the running sum received and
+#: their sum live in the remaining 40 % (the lowering's storage check has the last word)
+REDUCTION_OUTPUTS = 1
+
+#: full-size results a part of a 2-D split made for a schedule's own parts (a list
+#: share, planned near a full core: no rest of the core to hold the others) plans
+#: room for: its partial product, the running sum received and their sum
+CHAINED_OUTPUTS = 3
+
+
+def reduction_axis(op: Operation, act: SSAValue) -> int | None:
+    """The axis of activation `act` that `op` sums over (a conv's input channels, a
+    matmul/gemm's K), when `op` can be split along it into partial sums, else None."""
+    if isinstance(op, g.ConvOp) and int(op.attr("group", 1)) == 1 and len(shape(act)) == 4 \
+            and constant_op(op.operands[1]) is not None and op.operands[0] is act:
+        return 1
+    if isinstance(op, (g.GemmOp, g.MatMulOp)) and op.operands[0] is act \
+            and constant_op(op.operands[1]) is not None and len(shape(op.operands[1])) == 2 \
+            and not (isinstance(op, g.GemmOp) and op.attr("transA", 0)):
+        return len(shape(act)) - 1
+    return None
+
+
+
+def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None, budget: float) -> Split | None:
+    """Split `op` along its reduction axis into partial sums (docs/mesh.md,
+    "Compilation"), for an op whose input alone is too big for one core: its single
+    activation operand must come split (concat) along that axis; each part takes a
+    run of consecutive input pieces, as many as fit `budget` with the matching slice
+    of the weights and a full-size partial output. None when that is impossible."""
+    if in_split is None or len(acts) != 1 or in_split.combine != "concat":
+        return None
+    axis = reduction_axis(op, acts[0])
+    if axis is None or in_split.axis != axis:
+        return None
+    n = in_split.bounds[-1]
+    per_unit = (nbytes(acts[0]) + const_bytes(op)) / n
+    out_bytes = REDUCTION_OUTPUTS * sum(nbytes(r) for r in op.results)
+    bounds = [0]
+    for j in range(in_split.k):
+        lo, hi = in_split.bounds[j], in_split.bounds[j + 1]
+        if (hi - lo) * per_unit + out_bytes > budget:
+            return None
+        if (hi - bounds[-1]) * per_unit + out_bytes > budget:
+            bounds.append(lo)
+    bounds.append(n)
+    return Split(axis, tuple(bounds), "sum")
+
+
+def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
+                max_parts: int, outputs: int = REDUCTION_OUTPUTS) -> BlockSplit | None:
+    """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
+    most `max_parts`, whose every part fits `budget`: its band of input `act` along
+    the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
+    weight block and `outputs` output pieces (one: the running sum received and the
+    sum live in the rest of the core, as for reduction splits). Ties go to the least traffic
+    (the input sent to kj parts, the running sums passed ki - 1 times), then to
+    input ranges that are runs of whole pieces of `in_split` (how `act` arrives;
+    no piece sliced by its producer), then to the shorter chain. None when no such
+    split exists."""
+    in_axis = reduction_axis(op, act)
+    ax = split_axis(op)
+    if in_axis is None or ax is None or ax[2] != "concat" or act_operands(op) != [act]:
+        return None
+    out_axis, n_out, _ = ax
+    n_in = shape(act)[in_axis]
+    w_bytes, out_bytes = const_bytes(op), sum(nbytes(r) for r in op.results)
+    piece_bounds = set(in_split.bounds) if in_split is not None and in_split.axis == in_axis \
+        and in_split.combine == "concat" else None
+    best: tuple[tuple[int, int, int, int], tuple[int, ...], int] | None = None
+    for ki in range(1, min(n_in, max_parts) + 1):
+        candidates = [bounds_of(n_in, ki)]
+        if piece_bounds is not None and in_split.k >= ki:  # runs of whole pieces
+            runs = tuple(in_split.bounds[round(t * in_split.k / ki)] for t in range(ki + 1))
+            if runs != candidates[0]:
+                candidates.append(runs)
+        for ib in candidates:
+            band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
+            w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
+            kj = parts_needed(n_out, w_bytes * w_frac + outputs * out_bytes, budget - band)
+            if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
+                continue
+            sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
+            key = (ki * kj, nbytes(act) * kj + out_bytes * (ki - 1), sliced, ki)
+            if best is None or key < best[0]:
+                best = (key, ib, kj)
+    if best is None:
+        return None
+    _, ib, kj = best
+    return BlockSplit(Split(in_axis, ib), Split(out_axis, bounds_of(n_out, kj)))
+
+
+def pieces_for_reduction(op: Operation, axis: int, budget: float, max_parts: int, depth: int = 8) -> int:
+    """The number of pieces `op`'s result must be split into along `axis` so that a
+    later reduction split fits `budget` (1 if none is needed): a conv/gemm/matmul
+    reading the result through ops that follow the split (elementwise, depthwise
+    conv, ...; see `can_follow`), whose input alone
+    is too big for a core, takes runs of those pieces (see `reduction_split`). A
+    reduction that would need more than `max_parts` parts (the mesh's cores) asks
+    for nothing: it cannot fit, and the op is split in 2-D instead."""
+    need, seen = 1, set()
+    todo = [(op.results[0], depth)]
+    while todo:
+        v, d = todo.pop()
+        for use in list(v.uses):
+            user = use.operation
+            if id(user) in seen or not user.results:
+                continue
+            seen.add(id(user))
+            if reduction_axis(user, v) == axis:
+                out = sum(nbytes(r) for r in user.results)
+                room = budget - REDUCTION_OUTPUTS * out
+                parts = int(np.ceil((nbytes(v) + const_bytes(user)) / room)) if room > 0 else 0
+                if nbytes(v) + out > budget and 0 < parts <= max_parts:
+                    need = max(need, parts)
+            elif d > 0 and can_follow(user, Split(axis, (0, shape(v)[axis])), shape(v)):
+                todo.append((user.results[0], d - 1))
+    return need
