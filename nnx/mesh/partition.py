@@ -24,9 +24,10 @@ An op of `@main` is one of:
 * **block** (2-D; docs/mesh.md, "2-D splits"; reduction and block splits are in
   nnx/mesh/reduction_splits.py): a conv/gemm/matmul of the kinds above that fits
   neither way (or whose output split needs more parts than the mesh has cores) is
-  split over ki x kj parts: part (r, j) reads input range r along the reduction axis, holds the weight block (j, r) and output piece j; the partial sums
-  of piece j are chained over r, the last part of chain j holding output piece j, so
-  that consumers see a split by output channels;
+  split over ki x kj parts: part (r, j) reads input range r along the reduction
+  axis, holds the weight block (j, r) and output piece j; the partial sums of piece
+  j are chained over r, the last part of chain j holding output piece j, so that
+  consumers see a split by output channels;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
