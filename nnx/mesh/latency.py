@@ -37,7 +37,10 @@ it); the layers add. The part floor grows with the graph's work over the mesh
 core programs (the compile time), proportional to the mesh rather than the model.
 A core receives a value's pieces straight into the value's memory (chip-lower's
 `concat_in_place`), so a channel split's input costs no copy on top of its
-transfer (docs/mesh.md, "Received pieces in place").
+transfer (docs/mesh.md, "Received pieces in place"). Where cutting a conv into row
+bands x output-channel groups at once is faster by the same model, it is tiled
+(`latency_tiles`, nnx/mesh/tile_splits.py; docs/mesh.md, "Tiles"): each part then
+receives about its band of the input, not all of it.
 """
 
 from __future__ import annotations
