@@ -533,7 +533,7 @@ class _Builder:
         p = self.prod.of(v)
         psp = self.plan.splits.get(p) if p is not None else None
         pcs = self.prod.window(v, lo, hi, axis) if p is not None else []
-        if psp is not None and psp.axis == axis and psp.combine == "concat" and len(pcs) > 1:
+        if isinstance(psp, Split) and psp.axis == axis and psp.combine == "concat" and len(pcs) > 1:
             xs = [(self.window_piece(pc, v), *(pc[3][:2] if len(pc) == 4 else psp.bounds[pc[2]:pc[2] + 2]))
                   for pc in pcs]
         else:
