@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nnx.mesh.partition import RETURN, Plan, Stage
+from nnx.mesh.partition import MEMORY_FILL, RETURN, Plan, Stage
 
 #: the least work (MACs, or output elements) a part of an op gets under the latency
 #: schedule: 256 cycles of a 256-MAC/cycle MPU, about what sending a part its
@@ -130,6 +130,10 @@ def latency_shares(ops: list, target) -> "OpShares":
 #: output channels alone, as before
 LATENCY_TILES = True
 
+#: the most of the mesh's memory the weights may take once tiled (each of a tiled
+#: layer's bands holds its channel groups' weights): half of the planned fill
+LATENCY_TILE_WEIGHTS = 0.5 * MEMORY_FILL
+
 
 def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) -> tuple:
     """Per op, the (bands, channel groups) of its tile split (`tile_splits.tile_shape`
@@ -140,7 +144,7 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) ->
     from nnx.dialects.graph import BatchNormalizationOp
     from nnx.dialects.traits import Elementwise
     from nnx.mesh.partition import act_operands, const_bytes, nbytes
-    from nnx.mesh.tile_splits import tile_shape, tileable
+    from nnx.mesh.tile_splits import tile_shape, tile_time, tileable
 
     link = target.mesh.noc.link_bytes_per_cycle
     dma = target.storage.dma_bytes_per_cycle
@@ -174,6 +178,26 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) ->
         shape = tiles[lead] if all(tileable(ops[m]) for m in members) else None
         for m in members:
             tiles[m] = shape if tileable(ops[m]) else None
+    # every band holds its channel groups' weights: r copies of a layer's weights.
+    # Within LATENCY_TILE_WEIGHTS of the mesh's memory, the groups that save the
+    # fewest estimated cycles per extra byte go back to the split before.
+    extra, gain = {}, {}
+    for root, members in groups.items():
+        for m in members:
+            if tiles[m] is not None:
+                op, (r, c) = ops[m], tiles[m]
+                args = (nbytes(op.operands[0]), const_bytes(op), link, dma)
+                extra[root] = extra.get(root, 0) + const_bytes(op) * (r - 1)
+                gain[root] = gain.get(root, 0.0) + tile_time(op, one_core[m], 1, max(1, parts[m]), *args) \
+                    - tile_time(op, one_core[m], r, c, *args)
+    cap = LATENCY_TILE_WEIGHTS * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
+    total = sum(const_bytes(op) for op in ops) + sum(extra.values())
+    for root in sorted(extra, key=lambda g: gain[g] / max(1, extra[g])):
+        if total <= cap:
+            break
+        total -= extra[root]
+        for m in groups[root]:
+            tiles[m] = None
     return tuple(tiles)
 
 
