@@ -28,6 +28,10 @@ An op of `@main` is one of:
   axis, holds the weight block (j, r) and output piece j; the partial sums of piece
   j are chained over r, the last part of chain j holding output piece j, so that
   consumers see a split by output channels;
+* **tile** (the latency schedule's, nnx/mesh/tile_splits.py): a conv cut into row
+  bands x output-channel groups, part (b, j) reading its band of input rows (with
+  the halo) of every channel and the weights of channels j; elementwise ops and
+  batch norm on values tiled alike follow tile by tile;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
@@ -53,7 +57,7 @@ from nnx.dialects.traits import Elementwise, MatrixCompute
 from nnx.graph_costs import value_bytes
 from nnx.graph_queries import constant_op
 from nnx.mesh.errors import MeshFitError
-from nnx.mesh.tile_splits import TileSplit, can_follow_tiles
+from nnx.mesh.tile_splits import CHANNEL_AXIS, TileSplit, can_follow_tiles
 from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_view, mapped_row_axis, row_window,
                            windowed_operands)
 
@@ -142,9 +146,9 @@ class Stage:
 @dataclass
 class Plan:
     """The partition of `ops` (the non-constant ops of @main, in order): the split of
-    each split or follower op's results (`splits[op index]`), its kind
-    ("split"/"reduce"/"block"/"rows"/"follow"/"whole"), the stages, and which stage
-    holds each op part."""
+    each split or follower op's results (`splits[op index]`; a `TileSplit` for a tile
+    split and its followers), its kind ("split"/"reduce"/"block"/"rows"/"tile"/
+    "follow"/"whole"), the stages, and which stage holds each op part."""
 
     ops: list[Operation]
     kinds: list[str]
@@ -539,15 +543,15 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         each part on a stage of its own; False: a part does not fit."""
         out = shape(op.results[0])
         r, c = share.tiles[i]
-        ts = TileSplit(bounds_of(out[ROW_AXIS], r), bounds_of(out[1], c))
+        ts = TileSplit(bounds_of(out[ROW_AXIS], r), bounds_of(out[CHANNEL_AXIS], c))
         v = op.operands[0]
         w_bytes, out_bytes = const_bytes(op), nbytes(op.results[0])
         parts = []
         for p in range(ts.k):
-            (lo, hi), (clo, chi) = ts.extent(p, ROW_AXIS), ts.extent(p, 1)
+            (lo, hi), (clo, chi) = ts.extent(p, ROW_AXIS), ts.extent(p, CHANNEL_AXIS)
             a, b, _, _ = row_window(op, lo, hi)
             srcs, band, sliced = row_sources(v, a, b, ROW_AXIS)
-            pb = band + int((w_bytes * (chi - clo)) // out[1]) + int(out_bytes * ts.fraction(p))
+            pb = band + int((w_bytes * (chi - clo)) // out[CHANNEL_AXIS]) + int(out_bytes * ts.fraction(p))
             if pb > budget:
                 return False
             parts.append((srcs, pb, sliced))
