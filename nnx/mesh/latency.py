@@ -16,8 +16,9 @@ Folding puts part j of an op's k parts on the core at position
 `offset + j * n / k` of a snake through the mesh (consecutive positions are
 neighbours), n the cores: two row-split layers cut alike land part for part on the
 same cores, so they exchange only halo rows between neighbours; a part of different
-k reads the band of its neighbours'. A row split or a follower inherits the offset of
-the producer it reads; other ops start where the last one ended, so small ops do not
+k reads the band of its neighbours'. A row split, a tile split (its part b c + j:
+band b's c parts side by side, the bands along the snake) or a follower inherits the
+offset of the producer it reads; other ops start where the last one ended, so small ops do not
 all pile on one core. A core that the planned bytes of its parts would overflow
 passes the part on to the next position (the lowered programs' storage has the last
 word).
