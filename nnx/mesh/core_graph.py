@@ -130,6 +130,9 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
             blk = plan.blocks[i]
             r, _ = blk.coords(part)
             pieces.extend(prod.window(v, blk.inputs.bounds[r], blk.inputs.bounds[r + 1], blk.inputs.axis))
+        elif i != RETURN and plan.kinds[i] == "groups":  # channel group `part` of every band
+            ts = plan.splits[prod.of(v)]
+            pieces.extend((prod.of(v), _result_index(v), ts.part(b, part)) for b in range(ts.r))
         elif i != RETURN and plan.kinds[i] == "reduce" and not isinstance(plan.ops[i], g.GatherOp):
             pieces.extend(prod.reduce_pieces(v, plan.reductions[i], part))
         else:
@@ -317,6 +320,12 @@ class _Builder:
             new = self.block_part(op, self.plan.blocks[i], part)
         elif kind == "tile":
             new = self.tile_part(op, self.plan.splits[i], part)
+        elif kind == "groups":  # channel group `part` of a tiled input, its bands joined
+            sp = self.plan.splits[i]
+            lo, hi = sp.bounds[part], sp.bounds[part + 1]
+            v = op.operands[0]
+            (x, _, _), = self.tile_groups(v, 0, shape_of(v.type)[ROW_AXIS], keys={part})
+            new = self.emit(self.part_op(op, kind, sp, lo, hi, part, x=x))
         elif isinstance(self.plan.splits[i], TileSplit):  # a follower of tiles: its tile
             ts = self.plan.splits[i]
             lo, hi = ts.extent(part, CHANNEL_AXIS)
@@ -330,9 +339,10 @@ class _Builder:
             self.local[(i, r, part)] = res
 
     def part_op(self, op: Operation, kind: str, sp: Split, lo: int, hi: int, part: int,
-                out_t=None) -> Operation:
+                out_t=None, x: SSAValue | None = None) -> Operation:
         """Part [lo, hi) (along `sp.axis`) of an output split or follower `op`, its
-        constants sliced to it; `out_t`: its result type, when not the slice's."""
+        constants sliced to it; `out_t`: its result type, when not the slice's; `x`:
+        its activation operand, when not the value's piece or whole."""
         attrs = op.onnx_attributes()
         part_t, out_t = out_t, op.results[0].type
         ins: list[SSAValue | None] = []
@@ -342,10 +352,10 @@ class _Builder:
                 continue
             arr = const_value(v)
             if arr is None:
-                ins.append(self.value(v, part if kind == "follow" else None))
+                ins.append(x if x is not None else self.value(v, part if kind == "follow" else None))
                 continue
             ins.append(self.const(self.slice_const(op, pos, arr, sp, lo, hi), v, f"{op.name}_{part}"))
-        if isinstance(op, g.ConvOp) and kind == "follow":
+        if isinstance(op, g.ConvOp) and kind in ("follow", "groups"):
             attrs["group"] = hi - lo
         return type(op).build_onnx(ins, attrs, [part_t or _with_dim(out_t, sp.axis, hi - lo)])
 
@@ -421,17 +431,20 @@ class _Builder:
         return self.emit(g.ConcatOp.build_onnx(vals, {"axis": sp.axis},
                                                [_with_dim(v.type, axis, b - a)])).results[0]
 
-    def tile_groups(self, v: SSAValue, a: int, b: int, axis: int = ROW_AXIS) -> list[tuple[SSAValue, int, int]]:
+    def tile_groups(self, v: SSAValue, a: int, b: int, axis: int = ROW_AXIS,
+                    keys=None) -> list[tuple[SSAValue, int, int]]:
         """[a, b) along `axis` (rows, or channels) of tiled activation `v`, one value
-        per slice of the other axis (per channel group, or per band): (its tiles in
-        [a, b) joined along `axis` -- received in place --, its first and end along
-        the other axis)."""
+        per slice of the other axis (per channel group, or per band; `keys`: only
+        those): (its tiles in [a, b) joined along `axis` -- received in place --, its
+        first and end along the other axis)."""
         ts: TileSplit = self.plan.splits[self.prod.of(v)]
         other = CHANNEL_AXIS if axis == ROW_AXIS else ROW_AXIS
         by_key: dict[int, list[SSAValue]] = {}
         for pc in self.prod.window(v, a, b, axis):
             band, group = ts.coords(pc[2])
-            by_key.setdefault(group if axis == ROW_AXIS else band, []).append(self.window_piece(pc, v))
+            key = group if axis == ROW_AXIS else band
+            if keys is None or key in keys:
+                by_key.setdefault(key, []).append(self.window_piece(pc, v))
         out = []
         for key, vals in sorted(by_key.items()):
             lo, hi = ts.extent(ts.part(0, key) if axis == ROW_AXIS else ts.part(key, 0), other)

@@ -32,6 +32,8 @@ An op of `@main` is one of:
   bands x output-channel groups, part (b, j) reading its band of input rows (with
   the halo) of every channel and the weights of channels j; elementwise ops and
   batch norm on values tiled alike follow tile by tile;
+* **groups**: a pool, batch norm or depthwise conv reading a tiled value whole per
+  channel: part j reads channel group j of every band, its result split by channels;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
@@ -148,7 +150,7 @@ class Plan:
     """The partition of `ops` (the non-constant ops of @main, in order): the split of
     each split or follower op's results (`splits[op index]`; a `TileSplit` for a tile
     split and its followers), its kind ("split"/"reduce"/"block"/"rows"/"tile"/
-    "follow"/"whole"), the stages, and which stage holds each op part."""
+    "groups"/"follow"/"whole"), the stages, and which stage holds each op part."""
 
     ops: list[Operation]
     kinds: list[str]
@@ -617,6 +619,18 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         ax = split_axis(op)
         # follower?
         act_splits = [splits.get(producer(v)) if producer(v) is not None else None for v in acts]
+        if len(acts) == 1 and isinstance(act_splits[0], TileSplit) \
+                and can_follow(op, Split(CHANNEL_AXIS, act_splits[0].groups), shape(acts[0])) \
+                and not can_follow_tiles(op, shape(acts[0])):
+            # a pool (or depthwise conv) of a tiled value: channel group j of every band
+            ts, p = act_splits[0], producer(acts[0])
+            kinds.append("groups")
+            splits[i] = Split(CHANNEL_AXIS, ts.groups)
+            for j in range(ts.c):
+                frac = (ts.groups[j + 1] - ts.groups[j]) / ts.groups[-1]
+                srcs = {where[(p, ts.part(b, j))] for b in range(ts.r)}
+                add(new_stage(True), i, j, srcs, int((in_bytes + w_bytes + out_bytes) * frac), costs[i] * frac)
+            continue
         if acts and act_splits[0] is not None and all(s == act_splits[0] for s in act_splits) \
                 and (can_follow_tiles(op, shape(acts[0])) if isinstance(act_splits[0], TileSplit)
                      else can_follow(op, act_splits[0], shape(acts[0]))):

@@ -470,8 +470,8 @@ def _tile_cnn(path, hw=24, ch=16):
 def test_latency_tile_splits_match_onnxruntime_and_receive_bands(tmp_path, monkeypatch):
     """Tile splits (rows x output channels, nnx/mesh/tile_splits.py) under the latency
     schedule: convs tiled, one of them reading a tiled value (a product per input
-    channel group), the residual adds and relus following tile by tile; each tile part
-    receives a fraction of its input where an output-channel split's parts receive
+    channel group), the residual adds and relus following tile by tile, the global
+    pool by channel groups; each tile part receives a fraction of its input where an output-channel split's parts receive
     all of it; outputs within 1e-4 of onnxruntime with tiles and without (today's
     split, `LATENCY_TILES = False`, which plans no tile)."""
     import onnxruntime as ort
@@ -504,6 +504,8 @@ def test_latency_tile_splits_match_onnxruntime_and_receive_bands(tmp_path, monke
     # a tiled conv reading a tiled value, and tiled followers (relu, residual add)
     assert any(isinstance(plan.splits.get(prod.of(plan.ops[i].operands[0])), TileSplit) for i in tiled)
     assert sum(k == "follow" and isinstance(plan.splits[i], TileSplit) for i, k in enumerate(plan.kinds)) >= 3
+    # the global pool reads the last tiled value by channel groups (every band of one group)
+    assert [plan.ops[i].name for i, k in enumerate(plan.kinds) if k == "groups"] == ["graph.global_average_pool"]
     for i in tiled:
         whole = nbytes(plan.ops[i].operands[0])
         for p in range(plan.splits[i].k):
