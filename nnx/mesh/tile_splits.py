@@ -24,6 +24,9 @@ Readers of a tiled value:
   as a row split's band), joins them along the rows (received in place: a strided
   view of one buffer) and multiplies them by the weights of (its channels j, input
   group g); the products are summed (no copy of the input);
+* a pool, batch norm or depthwise conv that could follow a channel split reads it
+  by channel groups (the partitioner's kind "groups"): part j joins group j of
+  every band along the rows;
 * any other reader reads the rows it needs (`window_pieces`) and joins them per
   channel group along the rows, then the groups along the channels.
 
