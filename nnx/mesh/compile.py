@@ -19,7 +19,7 @@ from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, MEMORY_FILLS, Plan, Stage, nbytes, op_label, plan_partition
 from nnx.mesh.placement import PLACEMENTS, byte_hops, place_annotated, place_bisect, place_rowmajor
 from nnx.mesh.stage_merge import merge_stages, stage_edges, stage_receipts
-from nnx.mesh.stitch import CoreProgram, mesh_program
+from nnx.mesh.stitch import CoreProgram, add_messages, mesh_program
 from nnx.sim.asm_mesh import MeshProgram
 
 #: the fractions of the bytes a merge of measured stages is estimated to save
@@ -308,17 +308,20 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     return _assemble(plan, ios, progs, cores, edges, tgt, fill)
 
 
+def _core_program(prog, io, cores: list[int]) -> CoreProgram:
+    """The lowered stage `prog` of I/O `io` as a core of the mesh, its stages on `cores`."""
+    from nnx.mesh.core_graph import piece_name
+
+    recv = {piece_name(pc): cores[src] for pc, src in io.recv.items()}
+    send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in io.send.items()}
+    return CoreProgram(prog.program, prog.data, recv, send, io.slices, getattr(prog, "first_use", {}),
+                       getattr(prog, "joined", False))
+
+
 def _assemble(plan: Plan, ios, progs, cores: list[int], edges: dict[tuple[int, int], int], tgt,
               fill: float) -> MeshCompilation:
     """The mesh program of the lowered stages `progs`, stage s on core `cores[s]`."""
-    from nnx.mesh.core_graph import piece_name
-
-    lowered: dict[int, CoreProgram] = {}
-    for s, prog in enumerate(progs):
-        recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
-        send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
-        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices,
-                                        getattr(prog, "first_use", {}))
+    lowered = {cores[s]: _core_program(prog, ios[s], cores) for s, prog in enumerate(progs)}
     mp, data = mesh_program(lowered, tgt.mesh.width, tgt.mesh.height, tgt.name, "prog.data")
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, tgt.mesh.width), edges, fill)
 
@@ -446,7 +449,15 @@ def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target
     progs = {}
     jobs = [(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv), concat_in_place)
             for s, (mod, _, _) in enumerate(modules)]
-    for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes)):
+
+    def join(s: int, prog):
+        """The NoC messages added where the program was lowered (in parallel)."""
+        if prog.program.storage_bytes <= core_memory:
+            prog.program = add_messages(_core_program(prog, ios[s], cores))
+            prog.joined = True
+        return prog
+
+    for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes), finish=join):
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
