@@ -150,6 +150,13 @@ LATENCY_IN_PLACE = True
 #: (latency.latency_share)
 LATENCY_COST_MODEL = True
 
+#: what the latency schedule's fold checks a core's load by (docs/mesh.md, "Memory
+#: reuse"): "live", the live-range estimate of what the core holds with memory reuse
+#: (nnx/mesh/core_memory.py: its parts' weights plus the most activation bytes live
+#: at once); "planned", the sum of its parts' planned bytes (every value for the
+#: whole program, the first rule)
+LATENCY_FOLD_MEMORY = "live"
+
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `throughput`
 #: (nnx/mesh/pipeline.py: a layer pipeline, groups of consecutive layers on core
@@ -348,6 +355,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     core's program lowered in graph order (`_lower_in_order`). Raises MeshFitError
     (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.core_memory import part_memories
     from nnx.mesh.latency import fold, latency_share, latency_shares
 
     width, height = tgt.mesh.width, tgt.mesh.height
@@ -356,7 +364,8 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     returned = list(main.body.block.last_op.operands)
     share = latency_shares(ops, tgt) if LATENCY_COST_MODEL else latency_share
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)
-    plan, cores = fold(plan, width, height, core_memory * fill)
+    memory = part_memories(plan, returned) if LATENCY_FOLD_MEMORY == "live" else None
+    plan, cores = fold(plan, width, height, core_memory * fill, memory)
     return _lower_in_order(plan, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
 
 

@@ -1,0 +1,188 @@
+"""What a mesh core holds when it runs many op parts one after another with memory
+reuse (docs/mesh.md, "Memory reuse"): a live-range estimate for the latency
+schedule's fold (nnx/mesh/latency.py).
+
+A core lowered with memory reuse (`chip-allocate{reuse=true}`) keeps its weights
+for the whole program but each activation buffer only from its first to its last
+use. So what a core needs is not the sum of its parts' planned bytes (every value
+for the whole program: on DenseNet-121, 80 parts a core, several times a core's
+memory) but, as the throughput schedule's memory model (`pipeline_search.
+group_memory`) counts it for a group of layers:
+
+* the weights of all its parts (each part's slice: 1/k of an output-channel split,
+  the whole of a row split, a block of a 2-D split);
+* plus the most activation bytes live at once while its parts run in order. At
+  part t the core holds what t reads -- every piece of an activation operand
+  (received, or produced on this core: a piece that is not the whole read, or a
+  band sliced from one, is copied into the value once more) and graph inputs (a
+  window when the part loads only its window) -- and t's result pieces; and every
+  piece read again by a later part of the core stays live from its producer (or
+  its first reader, when received) to that reader (a residual, DenseNet's
+  concatenations).
+
+The pieces and bytes each part reads are the ones the stage functions are built
+from (`core_graph.item_reads`), so the model and the lowering agree on what moves;
+the lowering's alignment, small buffers and fused elementwise chains make the
+estimate an upper bound in most cores, and the lowered program's storage has the
+last word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnx.mesh.core_graph import RETURN, _Producers, item_reads
+from nnx.mesh.partition import Plan, const_bytes, nbytes, shape
+
+
+@dataclass(frozen=True)
+class PartMemory:
+    """What one op part (a plan item) needs on its core: its weight bytes, the
+    pieces it reads (key, bytes, producing item or None for a graph input) and the
+    bytes of its result pieces (key, bytes)."""
+
+    weights: float
+    reads: tuple[tuple[tuple, float, tuple | None], ...]
+    results: tuple[tuple[tuple, float], ...]
+
+
+def piece_bytes(plan: Plan, piece: tuple) -> float:
+    """Bytes of a piece (core_graph.Piece: op, result, part[, (lo, hi, axis)])."""
+    i, r, j = piece[:3]
+    v = plan.ops[i].results[r]
+    full = float(nbytes(v))
+    if len(piece) == 4:
+        lo, hi, axis = piece[3]
+        return full * (hi - lo) / max(1, shape(v)[axis])
+    if j is None or plan.kinds[i] == "reduce":
+        return full  # a whole value, or a partial (running) sum
+    if plan.kinds[i] == "block":
+        sp = plan.blocks[i].outputs
+        _, j = plan.blocks[i].coords(j)
+    else:
+        sp = plan.splits.get(i)
+        if sp is None or sp.combine == "sum":
+            return full
+    return full * (sp.bounds[j + 1] - sp.bounds[j]) / max(1, sp.bounds[-1] - sp.bounds[0])
+
+
+def weight_fraction(plan: Plan, i: int, part: int | None) -> float:
+    """The fraction of op i's constants part `part` holds: its slice of an output
+    split (or of a follower of one), its input range of a reduction split, its
+    block of a 2-D split, all of a row split or a whole op."""
+    kind = plan.kinds[i]
+    if part is None or kind in ("rows", "whole"):
+        return 1.0
+    if kind == "block":
+        blk = plan.blocks[i]
+        r, j = blk.coords(part)
+        fi = (blk.inputs.bounds[r + 1] - blk.inputs.bounds[r]) / max(1, blk.inputs.bounds[-1])
+        fj = (blk.outputs.bounds[j + 1] - blk.outputs.bounds[j]) / max(1, blk.outputs.bounds[-1])
+        return fi * fj
+    sp = plan.reductions.get(i) if kind == "reduce" else plan.splits.get(i)
+    if sp is None or sp.rows or part >= sp.k:
+        return 1.0
+    return (sp.bounds[part + 1] - sp.bounds[part]) / max(1, sp.bounds[-1] - sp.bounds[0])
+
+
+def part_memories(plan: Plan, returned: list) -> dict[tuple, PartMemory]:
+    """The `PartMemory` of every item of the plan."""
+    prod = _Producers(plan)
+    last_part = {}
+    for s in plan.stages:
+        for i, part in s.items:
+            if i != RETURN:
+                last_part[i] = max(last_part.get(i, -1), part if part is not None else -1)
+    out: dict[tuple, PartMemory] = {}
+    for s in plan.stages:
+        for item in s.items:
+            i, part = item
+            args, pieces = item_reads(plan, prod, item, returned)
+            reads = []
+            for a in args:
+                v = returned[0].owner.parent_block().args[a] if returned else None
+                full = float(nbytes(v)) if v is not None else 0.0
+                if i != RETURN and i in plan.sliced_inputs and plan.kinds[i] == "rows":
+                    full *= (plan.splits[i].bounds[part + 1] - plan.splits[i].bounds[part]) / max(
+                        1, plan.splits[i].bounds[-1])
+                reads.append((("arg", a, item), full, None))
+            for pc in pieces:
+                src = (pc[0], pc[2])
+                if src not in plan.where:  # a reduction's result: held by its last part
+                    src = (pc[0], last_part.get(pc[0], None))
+                reads.append((pc, piece_bytes(plan, pc), src))
+            if i == RETURN:
+                v = returned[part]
+                results = (((RETURN, part, None), float(nbytes(v))),)
+                weights = 0.0
+            else:
+                op = plan.ops[i]
+                results = tuple(((i, r, part), piece_bytes(plan, (i, r, part))) for r in range(len(op.results)))
+                weights = const_bytes(op) * weight_fraction(plan, i, part)
+            out[item] = PartMemory(weights, tuple(reads), results)
+    return out
+
+
+@dataclass
+class CoreMemory:
+    """The live-range estimate of one core's memory as parts are appended to it in
+    the order it runs them (see the module docstring)."""
+
+    weights: float = 0.0
+    #: per part on the core: the bytes it touches itself (reads and results)
+    foot: list = field(default_factory=list)
+    #: per part: bytes of earlier pieces live across it (read again later)
+    across: list = field(default_factory=list)
+    #: piece key -> (index of its last use on this core, bytes)
+    live: dict = field(default_factory=dict)
+    peak: float = 0.0
+
+    def _footprint(self, pm: PartMemory, here) -> tuple[float, list[tuple[int, float]]]:
+        """(the part's own bytes, [(last use, bytes)] of the live pieces it extends);
+        `here(item)`: whether the item producing a piece runs on this core."""
+        fp = sum(b for _, b in pm.results)
+        extend = []
+        by_value: dict = {}
+        for key, b, _ in pm.reads:
+            by_value[key[:2]] = by_value.get(key[:2], 0) + 1
+        for key, b, src in pm.reads:
+            fp += b
+            whole = key if len(key) == 3 else None
+            if whole is not None and whole in self.live:  # held since its producer or first reader
+                extend.append((self.live[whole][0], b))
+                if by_value[key[:2]] > 1 and src is not None and here(src):
+                    fp += b  # a local piece copied into the value it makes up
+        return fp, extend
+
+    def need(self, pm: PartMemory, here) -> float:
+        """The bytes the core would hold with part `pm` appended."""
+        fp, extend = self._footprint(pm, here)
+        peak = max(self.peak, fp)
+        n = len(self.foot)
+        if extend and n:
+            add = np.zeros(n + 1)
+            for t0, b in extend:
+                add[t0 + 1] += b
+            bump = np.cumsum(add)[:n]
+            peak = max(peak, float(np.max(np.asarray(self.foot) + np.asarray(self.across) + bump)))
+        return self.weights + pm.weights + peak
+
+    def add(self, pm: PartMemory, here) -> None:
+        """Append part `pm` to the core."""
+        fp, extend = self._footprint(pm, here)
+        n = len(self.foot)
+        for t0, b in extend:
+            for t in range(t0 + 1, n):
+                self.across[t] += b
+                self.peak = max(self.peak, self.foot[t] + self.across[t])
+        self.foot.append(fp)
+        self.across.append(0.0)
+        self.peak = max(self.peak, fp)
+        self.weights += pm.weights
+        for key, b, _ in pm.reads:
+            if len(key) == 3:
+                self.live[key] = (n, b)
+        for key, b in pm.results:
+            self.live[key] = (n, b)
