@@ -59,6 +59,9 @@ class MeshCompilation:
     fill: float = MEMORY_FILL
     #: the throughput schedule's layer groups over `plan.ops` (pipeline_search.Pipeline)
     pipeline: object = None
+    #: the schedule the program was compiled with (SCHEDULES): a graph the `latency`
+    #: or `throughput` schedule does not fit is compiled as `stages`
+    schedule: str = "stages"
 
 
 @dataclass
@@ -157,6 +160,12 @@ LATENCY_COST_MODEL = True
 #: whole program, the first rule)
 LATENCY_FOLD_MEMORY = "live"
 
+#: the fraction of the mesh's memory the weights that the latency schedule's row
+#: splits replicate (each part holds its op's weights whole) may take
+#: (core_memory.replication_caps: fewer row parts for the ops whose weights cost the
+#: most per cycle saved); None: no cap
+LATENCY_WEIGHT_FILL = 0.3
+
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `throughput`
 #: (nnx/mesh/pipeline.py: a layer pipeline, groups of consecutive layers on core
@@ -193,13 +202,13 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     if schedule == "throughput" and check == "compile":
         for fill in PIPELINE_FILLS:
             try:
-                return _compile_pipeline(main, tgt, target, fill)
+                return replace(_compile_pipeline(main, tgt, target, fill), schedule="throughput")
             except MeshFitError:
                 pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
         for fill in LATENCY_FILLS:
             try:
-                return _compile_latency(main, tgt, target, fill)
+                return replace(_compile_latency(main, tgt, target, fill), schedule="latency")
             except MeshFitError:
                 pass  # a core overflowed: an emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
@@ -207,7 +216,9 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
             continue  # a stage of an emptier plan overflowed already
         try:
-            return _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
+            comp = _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
+            return replace(comp, schedule="proportional") if schedule == "proportional" and check == "compile" \
+                else comp
         except MeshFitError as e:
             errors.append((fill, e))
     # the closest miss that is a real excess (a planned part above the fill but
@@ -355,7 +366,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     core's program lowered in graph order (`_lower_in_order`). Raises MeshFitError
     (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.core_memory import part_memories
+    from nnx.mesh.core_memory import part_memories, replication_caps
     from nnx.mesh.latency import fold, latency_share, latency_shares
 
     width, height = tgt.mesh.width, tgt.mesh.height
@@ -363,6 +374,8 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
     share = latency_shares(ops, tgt) if LATENCY_COST_MODEL else latency_share
+    if LATENCY_WEIGHT_FILL is not None and LATENCY_COST_MODEL:
+        share = replication_caps(ops, share, tgt, LATENCY_WEIGHT_FILL * ncores * core_memory)
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)
     memory = part_memories(plan, returned) if LATENCY_FOLD_MEMORY == "live" else None
     plan, cores = fold(plan, width, height, core_memory * fill, memory)

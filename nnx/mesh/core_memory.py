@@ -35,6 +35,7 @@ import numpy as np
 
 from nnx.mesh.core_graph import RETURN, _Producers, item_reads
 from nnx.mesh.partition import Plan, const_bytes, nbytes, shape
+from nnx.mesh.stage_merge import piece_bytes
 
 
 @dataclass(frozen=True)
@@ -46,26 +47,6 @@ class PartMemory:
     weights: float
     reads: tuple[tuple[tuple, float, tuple | None], ...]
     results: tuple[tuple[tuple, float], ...]
-
-
-def piece_bytes(plan: Plan, piece: tuple) -> float:
-    """Bytes of a piece (core_graph.Piece: op, result, part[, (lo, hi, axis)])."""
-    i, r, j = piece[:3]
-    v = plan.ops[i].results[r]
-    full = float(nbytes(v))
-    if len(piece) == 4:
-        lo, hi, axis = piece[3]
-        return full * (hi - lo) / max(1, shape(v)[axis])
-    if j is None or plan.kinds[i] == "reduce":
-        return full  # a whole value, or a partial (running) sum
-    if plan.kinds[i] == "block":
-        sp = plan.blocks[i].outputs
-        _, j = plan.blocks[i].coords(j)
-    else:
-        sp = plan.splits.get(i)
-        if sp is None or sp.combine == "sum":
-            return full
-    return full * (sp.bounds[j + 1] - sp.bounds[j]) / max(1, sp.bounds[-1] - sp.bounds[0])
 
 
 def weight_fraction(plan: Plan, i: int, part: int | None) -> float:
@@ -112,14 +93,14 @@ def part_memories(plan: Plan, returned: list) -> dict[tuple, PartMemory]:
                 src = (pc[0], pc[2])
                 if src not in plan.where:  # a reduction's result: held by its last part
                     src = (pc[0], last_part.get(pc[0], None))
-                reads.append((pc, piece_bytes(plan, pc), src))
+                reads.append((pc, float(piece_bytes(plan, pc)), src))
             if i == RETURN:
                 v = returned[part]
                 results = (((RETURN, part, None), float(nbytes(v))),)
                 weights = 0.0
             else:
                 op = plan.ops[i]
-                results = tuple(((i, r, part), piece_bytes(plan, (i, r, part))) for r in range(len(op.results)))
+                results = tuple(((i, r, part), float(piece_bytes(plan, (i, r, part)))) for r in range(len(op.results)))
                 weights = const_bytes(op) * weight_fraction(plan, i, part)
             out[item] = PartMemory(weights, tuple(reads), results)
     return out
@@ -130,7 +111,12 @@ class CoreMemory:
     """The live-range estimate of one core's memory as parts are appended to it in
     the order it runs them (see the module docstring)."""
 
+    #: bytes held for the whole program: weights, graph inputs, and the pieces sent
+    #: to other cores (the lowering keeps a stage function's results, `kind =
+    #: "output"` buffers, for the whole program)
     weights: float = 0.0
+    #: the pieces charged to `weights` as sent or loaded
+    held: set = field(default_factory=set)
     #: per part on the core: the bytes it touches itself (reads and results)
     foot: list = field(default_factory=list)
     #: per part: bytes of earlier pieces live across it (read again later)
@@ -138,6 +124,16 @@ class CoreMemory:
     #: piece key -> (index of its last use on this core, bytes)
     live: dict = field(default_factory=dict)
     peak: float = 0.0
+
+    def total(self) -> float:
+        """The bytes the core holds (weights and the like, plus its peak)."""
+        return self.weights + self.peak
+
+    def hold(self, key, nbytes: float) -> None:
+        """Hold piece `key` for the whole program (sent to another core)."""
+        if key not in self.held:
+            self.held.add(key)
+            self.weights += nbytes
 
     def _footprint(self, pm: PartMemory, here) -> tuple[float, list[tuple[int, float]]]:
         """(the part's own bytes, [(last use, bytes)] of the live pieces it extends);
@@ -148,6 +144,8 @@ class CoreMemory:
         for key, b, _ in pm.reads:
             by_value[key[:2]] = by_value.get(key[:2], 0) + 1
         for key, b, src in pm.reads:
+            if src is None:  # a graph input, loaded for the whole program
+                continue
             fp += b
             whole = key if len(key) == 3 else None
             if whole is not None and whole in self.live:  # held since its producer or first reader
@@ -160,6 +158,7 @@ class CoreMemory:
         """The bytes the core would hold with part `pm` appended."""
         fp, extend = self._footprint(pm, here)
         peak = max(self.peak, fp)
+        inputs = sum(b for key, b, src in pm.reads if src is None and key[:2] not in self.held)
         n = len(self.foot)
         if extend and n:
             add = np.zeros(n + 1)
@@ -167,7 +166,7 @@ class CoreMemory:
                 add[t0 + 1] += b
             bump = np.cumsum(add)[:n]
             peak = max(peak, float(np.max(np.asarray(self.foot) + np.asarray(self.across) + bump)))
-        return self.weights + pm.weights + peak
+        return self.weights + pm.weights + inputs + peak
 
     def add(self, pm: PartMemory, here) -> None:
         """Append part `pm` to the core."""
@@ -181,8 +180,70 @@ class CoreMemory:
         self.across.append(0.0)
         self.peak = max(self.peak, fp)
         self.weights += pm.weights
-        for key, b, _ in pm.reads:
-            if len(key) == 3:
+        for key, b, src in pm.reads:
+            if src is None:
+                self.hold(key[:2], b)
+            elif len(key) == 3:
                 self.live[key] = (n, b)
         for key, b in pm.results:
             self.live[key] = (n, b)
+
+
+def replication_caps(ops: list, shares, target, budget: float):
+    """`shares` (a `partition.OpShares`) with `rows_max` set so that the weights the
+    row splits replicate fit `budget` bytes over the mesh (docs/mesh.md, "Memory
+    reuse"). Every part of a row split holds its op's weights whole, so an op of W
+    weight bytes on k row parts holds k W; the activations a core holds are reused
+    over time, its weights are not. An op of one-core cycles T on k parts takes about
+    T / k, so the parts that minimise the summed time sum(T_i / k_i) within
+    sum(k_i W_i) <= budget are k_i proportional to sqrt(T_i / W_i)
+    (a Lagrange multiplier), found by bisection on the factor and capped at what the
+    cost model asked for. Only ops the partitioner may split by rows (their windowed
+    activations outweigh their weights) count; the rest hold a slice of their
+    weights per part. None when the asked parts fit."""
+    from dataclasses import replace
+
+    from nnx.graph_costs import op_unit_cycles
+    from nnx.mesh.partition import act_operands
+    from nnx.mesh.rows import can_split_rows
+
+    from nnx.mesh.rows import ROW_AXIS
+
+    n = target.mesh.width * target.mesh.height
+    # a row split takes at least its input's row pieces: up to every output row
+    asked = [max(1, min(n, shape(op.results[0])[ROW_AXIS] if can_split_rows(op) and len(shape(op.results[0])) == 4
+                        else r)) for op, r in zip(ops, shares.rows)]
+    weights = [float(const_bytes(op)) if can_split_rows(op) and const_bytes(op) and
+               sum(nbytes(v) for v in act_operands(op)) >= const_bytes(op) else 0.0 for op in ops]
+    if sum(k * w for k, w in zip(asked, weights)) <= budget:
+        return shares
+    cycles = [float(op_unit_cycles(target, op)[1]) for op in ops]
+    ratio = [np.sqrt(t / w) if w else 0.0 for t, w in zip(cycles, weights)]
+
+    def parts(lam: float) -> list[int]:
+        return [k if not w else int(min(k, max(1.0, lam * r))) for k, w, r in zip(asked, weights, ratio)]
+
+    lo, hi = 0.0, max(asked) / max(min((r for r in ratio if r), default=1.0), 1e-12)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if sum(k * w for k, w in zip(parts(mid), weights)) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    caps = [k if w else n for k, w in zip(parts(lo), weights)]
+    return replace(shares, rows_max=tuple(caps))
+
+
+def stage_memories(plan: Plan, memory: dict) -> list[CoreMemory]:
+    """The live-range estimate of every stage of a plan (a core each, its items in
+    the order it runs them; `memory`: `part_memories` of the plan), the pieces it
+    sends to other stages held for the whole program."""
+    stage_of = {it: s.index for s in plan.stages for it in s.items}
+    cores = [CoreMemory() for _ in plan.stages]
+    for s in plan.stages:
+        for it in s.items:
+            cores[s.index].add(memory[it], lambda src, k=s.index: stage_of.get(src) == k)
+            for key, b, src in memory[it].reads:
+                if src is not None and stage_of.get(src, s.index) != s.index:
+                    cores[stage_of[src]].hold(key, b)
+    return cores

@@ -200,6 +200,9 @@ def fold(plan: Plan, width: int, height: int, budget: float,
                 slot = min(order, key=lambda t: (i in held[t], _live_need(cores[t], items, memory, slot_of, t)))
             for it in items:
                 cores[slot].add(memory[it], lambda src: slot_of.get(src) == slot)
+                for key, b, src in memory[it].reads:  # a piece sent from another core is kept there
+                    if src is not None and slot_of.get(src, slot) != slot:
+                        cores[slot_of[src]].hold(key, b)
         load[slot] += nb
         held[slot].add(i)
         for it in items:
