@@ -71,6 +71,7 @@ def weight_fraction(plan: Plan, i: int, part: int | None) -> float:
 def part_memories(plan: Plan, returned: list) -> dict[tuple, PartMemory]:
     """The `PartMemory` of every item of the plan."""
     prod = _Producers(plan)
+    inputs = plan.ops[0].parent_block().args if plan.ops else ()  # @main's arguments
     last_part = {}
     for s in plan.stages:
         for i, part in s.items:
@@ -83,8 +84,7 @@ def part_memories(plan: Plan, returned: list) -> dict[tuple, PartMemory]:
             args, pieces = item_reads(plan, prod, item, returned)
             reads = []
             for a in args:
-                v = returned[0].owner.parent_block().args[a] if returned else None
-                full = float(nbytes(v)) if v is not None else 0.0
+                full = float(nbytes(inputs[a]))
                 if i != RETURN and i in plan.sliced_inputs and plan.kinds[i] == "rows":
                     full *= (plan.splits[i].bounds[part + 1] - plan.splits[i].bounds[part]) / max(
                         1, plan.splits[i].bounds[-1])

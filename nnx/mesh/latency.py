@@ -19,8 +19,9 @@ same cores, so they exchange only halo rows between neighbours; a part of differ
 k reads the band of its neighbours'. A row split or a follower inherits the offset of
 the producer it reads; other ops start where the last one ended, so small ops do not
 all pile on one core. A core that the planned bytes of its parts would overflow
-passes the part on to the next position (the lowered programs' storage has the last
-word).
+passes the part on to the next position; or, with a live-range estimate of what
+each core keeps with memory reuse (nnx/mesh/core_memory.py), a core that estimate
+says would overflow (the lowered programs' storage has the last word).
 
 The core graph is cyclic (core a sends to b for one layer and b to a for the next),
 which today's acyclic stage merging forbids; every core instead runs its parts in
@@ -160,8 +161,8 @@ def fold(plan: Plan, width: int, height: int, budget: float,
     that holds no other part of its op and whose planned bytes stay within
     `budget`; when none has room, to the least loaded (planned bytes count an input
     once per part that reads it, a core holds it once: the lowered programs' storage
-    decides). With `memory` (item -> `core_memory.PartMemory`, FOLD_MEMORY "live"),
-    a core's load is instead the live-range estimate of what it holds with memory
+    decides). With `memory` (item -> `core_memory.PartMemory`; compile.
+    LATENCY_FOLD_MEMORY), a core's load is instead the live-range estimate of what it holds with memory
     reuse (`core_memory.CoreMemory`: its parts' weights plus the most activation
     bytes live at once), and a part no core has room for goes where that estimate
     grows least."""
