@@ -161,7 +161,7 @@ LATENCY_COST_MODEL = True
 #: part goes to the least loaded, which spreads the parts evenly); "planned-then-live",
 #: the planned fold when every core of it fits the planned fill by the live-range
 #: estimate (ResNet-18: 291,085 cycles, against 301,896 folded by the estimate), else
-#: the live fold
+#: the live fold, and the planned one where a core of the live fold overflows
 LATENCY_FOLD_MEMORY = "planned-then-live"
 
 #: the fraction of the mesh's memory the weights that the latency schedule's row
@@ -386,9 +386,13 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
         memory = part_memories(plan, returned)
         if LATENCY_FOLD_MEMORY == "live" or \
                 max(c.total() for c in stage_memories(folded, memory)) > core_memory * fill:
-            folded, cores = fold(plan, width, height, core_memory * fill, memory)
-    plan = folded
-    return _lower_in_order(plan, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+            live, live_cores = fold(plan, width, height, core_memory * fill, memory)
+            try:
+                return _lower_in_order(live, live_cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+            except MeshFitError:
+                if LATENCY_FOLD_MEMORY == "live":
+                    raise  # else the planned fold, which may still fit
+    return _lower_in_order(folded, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
 
 
 #: the fractions of a core's memory the throughput schedule's search plans with, in
