@@ -9,8 +9,10 @@ for the whole program: on DenseNet-121, 80 parts a core, several times a core's
 memory) but, as the throughput schedule's memory model (`pipeline_search.
 group_memory`) counts it for a group of layers:
 
-* the weights of all its parts (each part's slice: 1/k of an output-channel split,
-  the whole of a row split, a block of a 2-D split);
+* held for the whole program: the weights of all its parts (each part's slice: 1/k
+  of an output-channel split, the whole of a row split, a block of a 2-D split),
+  the graph inputs it loads, and every piece it sends to another core (a stage
+  function's results are `output` buffers, which chip-allocate does not reuse);
 * plus the most activation bytes live at once while its parts run in order. At
   part t the core holds what t reads -- every piece of an activation operand
   (received, or produced on this core: a piece that is not the whole read, or a
@@ -22,9 +24,13 @@ group_memory`) counts it for a group of layers:
 
 The pieces and bytes each part reads are the ones the stage functions are built
 from (`core_graph.item_reads`), so the model and the lowering agree on what moves;
-the lowering's alignment, small buffers and fused elementwise chains make the
-estimate an upper bound in most cores, and the lowered program's storage has the
-last word.
+the lowering's alignment and small buffers, and its fused elementwise chains, put
+the lowered storage within about 0.8x-1.2x of the estimate; the lowered program's
+storage has the last word.
+
+Every part of a row split holds its op's weights whole, so a layer chain cut into
+bands over the mesh replicates its weights once per band; `replication_caps` caps
+the row parts of the ops with weights so that the replicas fit a share of the mesh.
 """
 
 from __future__ import annotations
