@@ -88,3 +88,35 @@ def test_live_range_estimate_follows_the_lowered_storage(dense):
                                          tuple(piece_name(pc) for pc in ios[s].recv), True)
         ratios.append(prog.program.storage_bytes / est[s])
     assert all(0.7 <= r <= 1.3 for r in ratios), ratios
+
+
+def test_row_parts_capped_so_replicated_weights_fit(tmp_path):
+    """Every part of a row split holds its op's weights: on a mesh of many small
+    cores the small DenseNet's convs, cut into bands, replicate their weights over
+    many cores; `replication_caps` cuts the row parts of the ops whose weights cost
+    the most per cycle saved until the replicas fit the budget."""
+    from xdsl.dialects import func
+
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.core_memory import replication_caps
+    from nnx.mesh.latency import latency_shares
+    from nnx.mesh.partition import const_bytes, plan_partition
+
+    path = tmp_path / "dense.onnx"
+    model_zoo.dense_cnn(path)
+    target = resized_mesh(tmp_path, 16, 16, 256 * 1024, 8192)
+    tgt = load_target(target)
+    main = mesh_compile.main_function(_graph(path))
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    returned = list(main.body.block.last_op.operands)
+
+    def replicated(share):
+        plan = plan_partition(ops, 256, tgt.mesh.core_memory_bytes, 1.0, 0.6, returned, share, windows=True)
+        return sum(plan.splits[i].k * const_bytes(op) for i, op in enumerate(ops) if plan.kinds[i] == "rows")
+
+    shares = latency_shares(ops, tgt)
+    before = replicated(shares)
+    budget = before / 3
+    capped = replication_caps(ops, shares, tgt, budget)
+    assert capped.rows_max is not None and replicated(capped) <= budget < before
+    assert replication_caps(ops, shares, tgt, 2 * before) is shares  # fits: untouched
