@@ -124,23 +124,15 @@ def _resnet18():
 
 
 def get(name: str) -> Path:
-    """Path of the ONNX export of `name` (resnet18 | resnet50 | bert-base |
-    highres_cnn: the test model zoo's high-resolution CNN at its defaults, 5.3 MB of
-    weights and 0.36 G MACs on a 2048 x 2048 image), generated on first use."""
+    """Path of the ONNX export of `name` (resnet18 | resnet50 | bert-base), generated
+    on first use."""
+    import torch
+
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"{name}.onnx"
     if path.exists():
         return path
     tmp = path.with_suffix(".tmp.onnx")
-    if name == "highres_cnn":
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "python"))
-        from model_zoo import highres_cnn
-
-        highres_cnn(tmp)
-        tmp.rename(path)
-        return path
-    import torch
-
     torch.manual_seed(0)
     if name in ("resnet18", "resnet50"):
         model = (_resnet18() if name == "resnet18" else _resnet50()).eval()
