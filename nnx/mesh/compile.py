@@ -59,6 +59,9 @@ class MeshCompilation:
     fill: float = MEMORY_FILL
     #: the throughput schedule's layer groups over `plan.ops` (pipeline_search.Pipeline)
     pipeline: object = None
+    #: the schedule the program was compiled with (SCHEDULES): a graph the `latency`
+    #: or `throughput` schedule does not fit is compiled as `stages`
+    schedule: str = "stages"
 
 
 @dataclass
@@ -150,6 +153,23 @@ LATENCY_IN_PLACE = True
 #: (latency.latency_share)
 LATENCY_COST_MODEL = True
 
+#: what the latency schedule's fold checks a core's load by (docs/mesh.md, "Memory
+#: reuse"): "live", the live-range estimate of what the core holds with memory reuse
+#: (nnx/mesh/core_memory.py: weights, inputs and sent pieces, plus the most
+#: activation bytes live at once); "planned", the sum of its parts' planned bytes
+#: (every value for the whole program, the first rule: where every core is full, a
+#: part goes to the least loaded, which spreads the parts evenly); "planned-then-live",
+#: the planned fold when every core of it fits the planned fill by the live-range
+#: estimate (ResNet-18: 291,085 cycles, against 301,896 folded by the estimate), else
+#: the live fold, and the planned one where a core of the live fold overflows
+LATENCY_FOLD_MEMORY = "planned-then-live"
+
+#: the fraction of the mesh's memory the weights that the latency schedule's row
+#: splits replicate (each part holds its op's weights whole) may take
+#: (core_memory.replication_caps: fewer row parts for the ops whose weights cost the
+#: most per cycle saved); None: no cap
+LATENCY_WEIGHT_FILL = 0.3
+
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `throughput`
 #: (nnx/mesh/pipeline.py: a layer pipeline, groups of consecutive layers on core
@@ -186,13 +206,13 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     if schedule == "throughput" and check == "compile":
         for fill in PIPELINE_FILLS:
             try:
-                return _compile_pipeline(main, tgt, target, fill)
+                return replace(_compile_pipeline(main, tgt, target, fill), schedule="throughput")
             except MeshFitError:
                 pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
         for fill in LATENCY_FILLS:
             try:
-                return _compile_latency(main, tgt, target, fill)
+                return replace(_compile_latency(main, tgt, target, fill), schedule="latency")
             except MeshFitError:
                 pass  # a core overflowed: an emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
@@ -200,7 +220,9 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
             continue  # a stage of an emptier plan overflowed already
         try:
-            return _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
+            comp = _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
+            return replace(comp, schedule="proportional") if schedule == "proportional" and check == "compile" \
+                else comp
         except MeshFitError as e:
             errors.append((fill, e))
     # the closest miss that is a real excess (a planned part above the fill but
@@ -351,6 +373,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     core's program lowered in graph order (`_lower_in_order`). Raises MeshFitError
     (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.core_memory import part_memories, replication_caps, stage_memories
     from nnx.mesh.latency import fold, latency_share, latency_shares
 
     width, height = tgt.mesh.width, tgt.mesh.height
@@ -358,9 +381,21 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
     share = latency_shares(ops, tgt) if LATENCY_COST_MODEL else latency_share
+    if LATENCY_WEIGHT_FILL is not None and LATENCY_COST_MODEL:
+        share = replication_caps(ops, share, tgt, LATENCY_WEIGHT_FILL * ncores * core_memory)
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)
-    plan, cores = fold(plan, width, height, core_memory * fill)
-    return _lower_in_order(plan, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+    folded, cores = fold(plan, width, height, core_memory * fill)
+    if LATENCY_FOLD_MEMORY != "planned":
+        memory = part_memories(plan, returned)
+        if LATENCY_FOLD_MEMORY == "live" or \
+                max(c.total() for c in stage_memories(folded, memory)) > core_memory * fill:
+            live, live_cores = fold(plan, width, height, core_memory * fill, memory)
+            try:
+                return _lower_in_order(live, live_cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+            except MeshFitError:
+                if LATENCY_FOLD_MEMORY == "live":
+                    raise  # else the planned fold, which may still fit
+    return _lower_in_order(folded, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
 
 
 #: the fractions of a core's memory the throughput schedule's search plans with, in

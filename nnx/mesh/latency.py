@@ -19,8 +19,9 @@ same cores, so they exchange only halo rows between neighbours; a part of differ
 k reads the band of its neighbours'. A row split or a follower inherits the offset of
 the producer it reads; other ops start where the last one ended, so small ops do not
 all pile on one core. A core that the planned bytes of its parts would overflow
-passes the part on to the next position (the lowered programs' storage has the last
-word).
+passes the part on to the next position; or, with a live-range estimate of what
+each core keeps with memory reuse (nnx/mesh/core_memory.py), a core that estimate
+says would overflow (the lowered programs' storage has the last word).
 
 The core graph is cyclic (core a sends to b for one layer and b to a for the next),
 which today's acyclic stage merging forbids; every core instead runs its parts in
@@ -152,15 +153,23 @@ def _units(plan: Plan) -> list[tuple[list[tuple[int, int | None]], float]]:
     return out
 
 
-def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
+def fold(plan: Plan, width: int, height: int, budget: float,
+         memory: dict | None = None) -> tuple[Plan, list[int]]:
     """The plan's op parts folded onto the width x height cores (see the module
     docstring): a plan with one stage per used core, its items in graph order, and
     the core of each stage. A part goes to the first position from its wanted one
     that holds no other part of its op and whose planned bytes stay within
     `budget`; when none has room, to the least loaded (planned bytes count an input
     once per part that reads it, a core holds it once: the lowered programs' storage
-    decides)."""
+    decides). With `memory` (item -> `core_memory.PartMemory`; compile.
+    LATENCY_FOLD_MEMORY), a core's load is instead the live-range estimate of what it holds with memory
+    reuse (`core_memory.CoreMemory`: its parts' weights plus the most activation
+    bytes live at once), and a part no core has room for goes where that estimate
+    grows least."""
+    from nnx.mesh.core_memory import CoreMemory
+
     n = width * height
+    cores = [CoreMemory() for _ in range(n)] if memory is not None else None
     path = snake(width, height)
     parts, rank = part_ranks(plan)
     offset: dict[int, int] = {}
@@ -181,14 +190,37 @@ def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list
         base = offset.get(i, nxt)
         want = (base + (rank[i][part] if i is not None else 0) * n // k) % n
         order = [(want + step) % n for step in range(n)]
-        slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
-        if slot is None:  # planned bytes overcount inputs parts share: the lowering decides
-            slot = min(order, key=lambda t: (i in held[t], load[t]))
+        if cores is None:
+            slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
+            if slot is None:  # planned bytes overcount inputs parts share: the lowering decides
+                slot = min(order, key=lambda t: (i in held[t], load[t]))
+        else:
+            slot = next((t for t in order if i not in held[t]
+                         and _live_need(cores[t], items, memory, slot_of, t) <= budget), None)
+            if slot is None:  # the lowering decides
+                slot = min(order, key=lambda t: (i in held[t], _live_need(cores[t], items, memory, slot_of, t)))
+            for it in items:
+                cores[slot].add(memory[it], lambda src: slot_of.get(src) == slot)
+                for key, b, src in memory[it].reads:  # a piece sent from another core is kept there
+                    if src is not None and slot_of.get(src, slot) != slot:
+                        cores[slot_of[src]].hold(key, b)
         load[slot] += nb
         held[slot].add(i)
         for it in items:
             slot_of[it] = slot
     return plan_on_slots(plan, slot_of, path)
+
+
+def _live_need(core, items, memory: dict, slot_of: dict, slot: int) -> float:
+    """The live-range estimate of core `core` (at `slot`) with `items` appended."""
+    if len(items) == 1:
+        return core.need(memory[items[0]], lambda src: slot_of.get(src) == slot)
+    from copy import deepcopy
+
+    trial = deepcopy(core)
+    for it in items[:-1]:
+        trial.add(memory[it], lambda src: slot_of.get(src) == slot)
+    return trial.need(memory[items[-1]], lambda src: slot_of.get(src) == slot)
 
 
 def part_ranks(plan: Plan) -> tuple[dict[int, list[int]], dict[int, dict[int, int]]]:
