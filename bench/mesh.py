@@ -34,7 +34,8 @@ Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2
        wheel's light zoo: light:squeezenet, light:shufflenet, ...)
        --stream N                  also run N inferences back to back per schedule
        --schedules latency,stages:rowmajor   the (schedule[:placement]) runs to compare
-                                   (latency, throughput, proportional, stages)
+                                   (latency, throughput, proportional, stages; latency-untiled:
+                                   the latency schedule without tile splits, LATENCY_TILES off)
        --single                    also the single-core default target
        --target PATH               another mesh target (default targets/mesh.toml; e.g.
                                    targets/mesh12x12.toml; the bound is that mesh's MACs per cycle)
@@ -186,10 +187,17 @@ def run_mesh(path: Path, feeds, schedule: str, placement: str, work: Path, strea
     from nnx.sim.mesh_simulator import MeshSimulator
     from nnx.target import load_target
 
+    from nnx.mesh import latency
+
     def build():
         module = api.import_onnx(str(path), None, 1)
         api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
-        return compile_for_mesh(module, MESH, placement, schedule=schedule)
+        tiles = latency.LATENCY_TILES
+        latency.LATENCY_TILES = tiles and schedule != UNTILED  # the latency schedule without tile splits
+        try:
+            return compile_for_mesh(module, MESH, placement, schedule="latency" if schedule == UNTILED else schedule)
+        finally:
+            latency.LATENCY_TILES = tiles
 
     comp, t_compile = timed(build)
     asm = str(work / f"{schedule}-{placement}.s")
@@ -234,6 +242,10 @@ def run_single(path: Path, feeds) -> dict:
     res, t_sim = timed(lambda: api.simulate(prog, feeds))
     return {"cycles": res.cycles, "outputs": res.outputs, "t_compile": t_compile, "t_sim": t_sim}
 
+
+#: the latency schedule with `latency.LATENCY_TILES` off (no tile splits), as a
+#: schedule name of --schedules
+UNTILED = "latency-untiled"
 
 #: (schedule, placement) compared by default: the latency schedule and today's
 #: stage-per-core schedule with both placements
@@ -289,6 +301,10 @@ def bench(name: str, single: bool, stream: int, runs=RUNS) -> dict:
         print(f"  latency schedule / stages (cycles - weight load): "
               f"{lat['latency'] / (base['cycles'] - base['load']):.3f}x; compile time "
               f"{lat['t_compile'] / base['t_compile']:.2f}x")
+    if ("latency", "bisect") in r and (UNTILED, "bisect") in r:
+        lat, old = r[("latency", "bisect")], r[(UNTILED, "bisect")]
+        print(f"  latency with tile splits / without: {lat['latency'] / old['latency']:.3f}x the latency; "
+              f"compile time {lat['t_compile'] / old['t_compile']:.2f}x")
     pipe = r.get(("throughput", "bisect"))
     if pipe is not None and pipe["per_inference"] is not None:
         # issue 19: at most 2x the bound on the ResNets (>= 50 % of the MACs), 10x on others

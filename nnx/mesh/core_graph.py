@@ -27,6 +27,7 @@ from nnx.dialects import graph as g
 from nnx.graph_queries import const_value, constant_op
 from nnx.mesh.partition import RETURN, BlockSplit, Plan, Split, covered_pieces, shape, window_pieces
 from nnx.mesh.rows import ROW_AXIS, is_row_view, part_attributes, row_window, windowed_operands
+from nnx.mesh.tile_splits import CHANNEL_AXIS, TileSplit
 from nnx.resources import register_array
 from nnx.sim.asm_mesh import IOSlice
 
@@ -114,9 +115,10 @@ def item_reads(plan: Plan, prod: _Producers, item, returned: list[SSAValue]):
         follow = plan.kinds[i] == "follow"
     args, pieces = [], []
     win = {}
-    if i != RETURN and plan.kinds[i] == "rows":
+    if i != RETURN and plan.kinds[i] in ("rows", "tile"):
         sp = plan.splits[i]
-        a, b, _, _ = row_window(plan.ops[i], sp.bounds[part], sp.bounds[part + 1])
+        lo, hi = sp.extent(part, ROW_AXIS) if isinstance(sp, TileSplit) else sp.bounds[part:part + 2]
+        a, b, _, _ = row_window(plan.ops[i], lo, hi)
         axis = plan.row_inputs.get(i, ROW_AXIS)
         win = {id(plan.ops[i].operands[k]): (a, b, axis) for k in windowed_operands(plan.ops[i])}
     for v in vals:
@@ -265,6 +267,8 @@ class _Builder:
             return self.piece((p, r, None), v.type)
         if part is not None:
             return self.piece((p, r, part), self.piece_type(v.type, sp, part))
+        if isinstance(sp, TileSplit):
+            return self.window_value(v, 0, shape_of(v.type)[ROW_AXIS])
         if (p, r) not in self.full:
             parts = [self.piece((p, r, j), self.piece_type(v.type, sp, j)) for j in range(sp.k)]
             if sp.combine == "sum":
@@ -278,6 +282,9 @@ class _Builder:
 
     @staticmethod
     def piece_type(t, sp: Split, j: int):
+        if isinstance(sp, TileSplit):
+            (a, b), (lo, hi) = sp.extent(j, ROW_AXIS), sp.extent(j, CHANNEL_AXIS)
+            return _with_dim(_with_dim(t, ROW_AXIS, b - a), CHANNEL_AXIS, hi - lo)
         if sp.combine == "sum":
             return t
         return _with_dim(t, sp.axis, sp.bounds[j + 1] - sp.bounds[j])
@@ -308,6 +315,13 @@ class _Builder:
             new = self.emit(self.rows_part(op, self.plan.splits[i], part))
         elif kind == "block":  # the last part of chain j is numbered j: it holds piece j
             new = self.block_part(op, self.plan.blocks[i], part)
+        elif kind == "tile":
+            new = self.tile_part(op, self.plan.splits[i], part)
+        elif isinstance(self.plan.splits[i], TileSplit):  # a follower of tiles: its tile
+            ts = self.plan.splits[i]
+            lo, hi = ts.extent(part, CHANNEL_AXIS)
+            new = self.emit(self.part_op(op, kind, Split(CHANNEL_AXIS, ts.groups), lo, hi, part,
+                                         self.piece_type(op.results[0].type, ts, part)))
         else:
             sp = self.plan.splits[i]
             lo, hi = sp.bounds[part], sp.bounds[part + 1]
@@ -315,9 +329,12 @@ class _Builder:
         for r, res in enumerate(new.results):
             self.local[(i, r, part)] = res
 
-    def part_op(self, op: Operation, kind: str, sp: Split, lo: int, hi: int, part: int) -> Operation:
+    def part_op(self, op: Operation, kind: str, sp: Split, lo: int, hi: int, part: int,
+                out_t=None) -> Operation:
+        """Part [lo, hi) (along `sp.axis`) of an output split or follower `op`, its
+        constants sliced to it; `out_t`: its result type, when not the slice's."""
         attrs = op.onnx_attributes()
-        out_t = op.results[0].type
+        part_t, out_t = out_t, op.results[0].type
         ins: list[SSAValue | None] = []
         for pos, v in enumerate(op.onnx_inputs()):
             if v is None:
@@ -330,7 +347,7 @@ class _Builder:
             ins.append(self.const(self.slice_const(op, pos, arr, sp, lo, hi), v, f"{op.name}_{part}"))
         if isinstance(op, g.ConvOp) and kind == "follow":
             attrs["group"] = hi - lo
-        return type(op).build_onnx(ins, attrs, [_with_dim(out_t, sp.axis, hi - lo)])
+        return type(op).build_onnx(ins, attrs, [part_t or _with_dim(out_t, sp.axis, hi - lo)])
 
     def rows_part(self, op: Operation, sp: Split, part: int) -> Operation:
         """Output rows [lo, hi) of `op` (nnx/mesh/rows.py): its windowed operands cut
@@ -377,7 +394,10 @@ class _Builder:
         lo, hi, axis = pc[3]
         wt = _with_dim(t, axis, hi - lo)
         if pc not in self.local and pc[:3] in self.local:
-            off = sp.bounds[q] if sp is not None and q is not None and sp.axis == axis else 0
+            if isinstance(sp, TileSplit):
+                off = sp.extent(q, axis)[0]
+            else:
+                off = sp.bounds[q] if sp is not None and q is not None and sp.axis == axis else 0
             self.local[pc] = self.slice_rows(self.local[pc[:3]], lo - off, hi - off, wt, axis)
         return self.piece(pc, wt)
 
@@ -392,12 +412,72 @@ class _Builder:
         if p is None:
             x = self.graph_input(v.index)
             return x if (a, b) == (0, rows) else self.slice_rows(x, a, b, _with_dim(v.type, axis, b - a), axis)
+        if isinstance(self.plan.splits.get(p), TileSplit):
+            return self.tile_window(v, a, b, axis)
         vals = [self.window_piece(pc, v) for pc in self.prod.window(v, a, b, axis)]
         if len(vals) == 1:
             return vals[0]
         sp = self.plan.splits[p]
         return self.emit(g.ConcatOp.build_onnx(vals, {"axis": sp.axis},
                                                [_with_dim(v.type, axis, b - a)])).results[0]
+
+    def tile_groups(self, v: SSAValue, a: int, b: int, axis: int = ROW_AXIS) -> list[tuple[SSAValue, int, int]]:
+        """[a, b) along `axis` (rows, or channels) of tiled activation `v`, one value
+        per slice of the other axis (per channel group, or per band): (its tiles in
+        [a, b) joined along `axis` -- received in place --, its first and end along
+        the other axis)."""
+        ts: TileSplit = self.plan.splits[self.prod.of(v)]
+        other = CHANNEL_AXIS if axis == ROW_AXIS else ROW_AXIS
+        by_key: dict[int, list[SSAValue]] = {}
+        for pc in self.prod.window(v, a, b, axis):
+            band, group = ts.coords(pc[2])
+            by_key.setdefault(group if axis == ROW_AXIS else band, []).append(self.window_piece(pc, v))
+        out = []
+        for key, vals in sorted(by_key.items()):
+            lo, hi = ts.extent(ts.part(0, key) if axis == ROW_AXIS else ts.part(key, 0), other)
+            t = _with_dim(_with_dim(v.type, axis, b - a), other, hi - lo)
+            x = vals[0] if len(vals) == 1 else self.emit(g.ConcatOp.build_onnx(vals, {"axis": axis}, [t])).results[0]
+            out.append((x, lo, hi))
+        return out
+
+    def tile_window(self, v: SSAValue, a: int, b: int, axis: int) -> SSAValue:
+        """[a, b) along `axis` (rows, or channels) of tiled activation `v`: the
+        values of `tile_groups` joined along the other axis (a copy)."""
+        parts = self.tile_groups(v, a, b, axis)
+        if len(parts) == 1:
+            return parts[0][0]
+        other = CHANNEL_AXIS if axis == ROW_AXIS else ROW_AXIS
+        return self.emit(g.ConcatOp.build_onnx([x for x, _, _ in parts], {"axis": other},
+                                               [_with_dim(v.type, axis, b - a)])).results[0]
+
+    def tile_part(self, op: Operation, ts: TileSplit, part: int) -> Operation:
+        """Tile (band b, channel group j) of conv `op` (emitted; nnx/mesh/tile_splits.py):
+        output rows band b of channels j, from the input rows the band reads, with the
+        weights of channels j and the band's own pads; from a tiled input one product
+        per input channel group (weights of (j, group)), summed, the bias's slice j on
+        the first. Returns the op of the result."""
+        (lo, hi), (clo, chi) = ts.extent(part, ROW_AXIS), ts.extent(part, CHANNEL_AXIS)
+        a, b, _, _ = row_window(op, lo, hi)
+        v = op.operands[0]
+        if isinstance(self.plan.splits.get(self.prod.of(v)), TileSplit):
+            xs = self.tile_groups(v, a, b)
+        else:
+            load = self.plan.ops.index(op) in self.plan.sliced_inputs
+            xs = [(self.window_value(v, a, b, ROW_AXIS, load), 0, shape_of(v.type)[CHANNEL_AXIS])]
+        warr = const_value(op.operands[1])
+        bias = list(op.onnx_inputs())[2:]
+        out_t = self.piece_type(op.results[0].type, ts, part)
+        attrs = part_attributes(op, lo, hi)
+        name = f"{op.name}_t{part}"
+        last: Operation | None = None
+        for n, (x, glo, ghi) in enumerate(xs):
+            ins: list[SSAValue | None] = [x, self.const(np.ascontiguousarray(warr[clo:chi, glo:ghi]),
+                                                        op.operands[1], name)]
+            ins += [self.const(_slice(const_value(c), 0, clo, chi), c, name) for c in bias if c is not None and n == 0]
+            prod = self.emit(type(op).build_onnx(ins, attrs, [out_t]))
+            last = prod if last is None else self.emit(
+                g.AddOp.build_onnx([last.results[0], prod.results[0]], {}, [out_t]))
+        return last
 
     def send_value(self, pc: Piece) -> SSAValue:
         """The local value a sent piece is (a windowed piece: sliced from its piece)."""
@@ -453,7 +533,7 @@ class _Builder:
         p = self.prod.of(v)
         psp = self.plan.splits.get(p) if p is not None else None
         pcs = self.prod.window(v, lo, hi, axis) if p is not None else []
-        if psp is not None and psp.axis == axis and psp.combine == "concat" and len(pcs) > 1:
+        if isinstance(psp, Split) and psp.axis == axis and psp.combine == "concat" and len(pcs) > 1:
             xs = [(self.window_piece(pc, v), *(pc[3][:2] if len(pc) == 4 else psp.bounds[pc[2]:pc[2] + 2]))
                   for pc in pcs]
         else:

@@ -38,14 +38,17 @@ it); the layers add. The part floor grows with the graph's work over the mesh
 core programs (the compile time), proportional to the mesh rather than the model.
 A core receives a value's pieces straight into the value's memory (chip-lower's
 `concat_in_place`), so a channel split's input costs no copy on top of its
-transfer (docs/mesh.md, "Received pieces in place").
+transfer (docs/mesh.md, "Received pieces in place"). Where cutting a conv into row
+bands x output-channel groups at once is faster by the same model, it is tiled
+(`latency_tiles`, nnx/mesh/tile_splits.py; docs/mesh.md, "Tiles"): each part then
+receives about its band of the input, not all of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from nnx.mesh.partition import RETURN, Plan, Stage
+from nnx.mesh.partition import MEMORY_FILL, RETURN, Plan, Stage
 
 #: the least work (MACs, or output elements) a part of an op gets under the latency
 #: schedule: 256 cycles of a 256-MAC/cycle MPU, about what sending a part its
@@ -119,7 +122,84 @@ def latency_shares(ops: list, target) -> "OpShares":
         top = max(channels[p] for p in prods)
         for p in prods:
             channels[p] = top
-    return OpShares(tuple(rows), tuple(channels))
+    tiles = latency_tiles(ops, target, one_core, rows) if LATENCY_TILES else ()
+    return OpShares(tuple(rows), tuple(channels), tiles)
+
+
+#: the latency schedule may cut a conv into row bands x output-channel groups at once
+#: (nnx/mesh/tile_splits.py) where its cost model says that is faster; False: rows or
+#: output channels alone, as before
+LATENCY_TILES = True
+
+#: the most of the mesh's memory the weights may take once tiled (each of a tiled
+#: layer's bands holds its channel groups' weights): half of the planned fill
+LATENCY_TILE_WEIGHTS = 0.5 * MEMORY_FILL
+
+
+def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) -> tuple:
+    """Per op, the (bands, channel groups) of its tile split (`tile_splits.tile_shape`
+    within its `parts`), or None. The values an elementwise op joins (a residual add)
+    must be tiled alike for it to follow them tile by tile: the convs at the roots of
+    its operands (through elementwise ops and batch norm) take the tiles of the one of
+    most work, or none when one of those roots cannot be tiled."""
+    from nnx.dialects.graph import BatchNormalizationOp
+    from nnx.dialects.traits import Elementwise
+    from nnx.mesh.partition import act_operands, const_bytes, nbytes
+    from nnx.mesh.tile_splits import tile_shape, tile_time, tileable
+
+    link = target.mesh.noc.link_bytes_per_cycle
+    dma = target.storage.dma_bytes_per_cycle
+    index = {id(op): i for i, op in enumerate(ops)}
+    tiles: list = [None] * len(ops)
+    for i, op in enumerate(ops):
+        if tileable(op) and parts[i] > 1:
+            tiles[i] = tile_shape(op, one_core[i], parts[i], nbytes(op.operands[0]), const_bytes(op), link, dma)
+    parent = list(range(len(ops)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    follows = [op.has_trait(Elementwise) or isinstance(op, BatchNormalizationOp) for op in ops]
+    graph_read: set[int] = set()  # elementwise ops reading a graph input: never tiled
+    for i, op in enumerate(ops):
+        if follows[i]:
+            for v in act_operands(op):  # an elementwise op joins the groups of its operands
+                if id(v.owner) in index:
+                    parent[find(index[id(v.owner)])] = find(i)
+                else:
+                    graph_read.add(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(ops)):  # the ops at the roots of each group (convs, pools, ...)
+        if not follows[i] or i in graph_read:
+            groups.setdefault(find(i), []).append(i)
+    for members in groups.values():
+        lead = max(members, key=lambda m: one_core[m])
+        shape = tiles[lead] if all(tileable(ops[m]) for m in members) else None
+        for m in members:
+            tiles[m] = shape if tileable(ops[m]) else None
+    # every band holds its channel groups' weights: r copies of a layer's weights.
+    # Within LATENCY_TILE_WEIGHTS of the mesh's memory, the groups that save the
+    # fewest estimated cycles per extra byte go back to the split before.
+    extra, gain = {}, {}
+    for root, members in groups.items():
+        for m in members:
+            if tiles[m] is not None:
+                op, (r, c) = ops[m], tiles[m]
+                args = (nbytes(op.operands[0]), const_bytes(op), link, dma)
+                extra[root] = extra.get(root, 0) + const_bytes(op) * (r - 1)
+                gain[root] = gain.get(root, 0.0) + tile_time(op, one_core[m], 1, max(1, parts[m]), *args) \
+                    - tile_time(op, one_core[m], r, c, *args)
+    cap = LATENCY_TILE_WEIGHTS * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
+    total = sum(const_bytes(op) for op in ops) + sum(extra.values())
+    for root in sorted(extra, key=lambda g: gain[g] / max(1, extra[g])):
+        if total <= cap:
+            break
+        total -= extra[root]
+        for m in groups[root]:
+            tiles[m] = None
+    return tuple(tiles)
 
 
 def snake(width: int, height: int) -> list[int]:
@@ -181,7 +261,7 @@ def fold(plan: Plan, width: int, height: int, budget: float,
         i, part = next(((i, p or 0) for i, p in items if i != RETURN), (None, 0))
         k = len(parts.get(i, ())) or 1
         if i is not None and i not in offset:
-            p = _producer_op(plan, i) if plan.kinds[i] in ("rows", "follow") else None
+            p = _producer_op(plan, i) if plan.kinds[i] in ("rows", "follow", "tile") else None
             if p is not None and p in offset:
                 offset[i] = offset[p]
             else:

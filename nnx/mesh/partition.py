@@ -28,6 +28,10 @@ An op of `@main` is one of:
   axis, holds the weight block (j, r) and output piece j; the partial sums of piece
   j are chained over r, the last part of chain j holding output piece j, so that
   consumers see a split by output channels;
+* **tile** (the latency schedule's, nnx/mesh/tile_splits.py): a conv cut into row
+  bands x output-channel groups, part (b, j) reading its band of input rows (with
+  the halo) of every channel and the weights of channels j; elementwise ops and
+  batch norm on values tiled alike follow tile by tile;
 * a **follower** of such a split (elementwise ops, pools, batch norm, depthwise
   convolutions): every activation operand is split the same way, so part i runs on
   the pieces i, beside them;
@@ -53,6 +57,7 @@ from nnx.dialects.traits import Elementwise, MatrixCompute
 from nnx.graph_costs import value_bytes
 from nnx.graph_queries import constant_op
 from nnx.mesh.errors import MeshFitError
+from nnx.mesh.tile_splits import CHANNEL_AXIS, TileSplit, can_follow_tiles
 from nnx.mesh.rows import (ROW_AXIS, can_split_rows, default_row_axis, is_row_view, mapped_row_axis, row_window,
                            windowed_operands)
 
@@ -141,9 +146,9 @@ class Stage:
 @dataclass
 class Plan:
     """The partition of `ops` (the non-constant ops of @main, in order): the split of
-    each split or follower op's results (`splits[op index]`), its kind
-    ("split"/"reduce"/"block"/"rows"/"follow"/"whole"), the stages, and which stage
-    holds each op part."""
+    each split or follower op's results (`splits[op index]`; a `TileSplit` for a tile
+    split and its followers), its kind ("split"/"reduce"/"block"/"rows"/"tile"/
+    "follow"/"whole"), the stages, and which stage holds each op part."""
 
     ops: list[Operation]
     kinds: list[str]
@@ -204,6 +209,9 @@ class OpShares:
     #: pieces (a part then reads several): every part of a row split holds the op's
     #: weights whole (core_memory.replication_caps); None: no cap
     rows_max: tuple[int, ...] | None = None
+    #: (bands, channel groups) of a tile split (nnx/mesh/tile_splits.py) per op, or
+    #: None: split as `rows` and `channels` say
+    tiles: tuple = ()
 
 
 def op_cost(op: Operation) -> float:
@@ -300,6 +308,14 @@ def can_follow(op: Operation, sp: Split, in_shape: tuple[int, ...]) -> bool:
     return False
 
 
+def piece_count(sp, axis: int) -> int:
+    """How many pieces of split `sp` share each slice along `axis` (a split along
+    another axis: all of them; a tile split along rows: its channel groups)."""
+    if isinstance(sp, TileSplit):
+        return sp.c if axis == ROW_AXIS else sp.r
+    return sp.k if sp is not None and sp.axis != axis else 1
+
+
 def covered_pieces(sp: Split, lo: int, hi: int) -> list[int]:
     """The pieces of split `sp` lying inside [lo, hi) (whose bounds are among sp's)."""
     return [j for j in range(sp.k) if sp.bounds[j] >= lo and sp.bounds[j + 1] <= hi]
@@ -314,6 +330,8 @@ def window_pieces(sp: Split | None, rows: int, a: int, b: int,
     gives every piece, cut to [a, b)."""
     if sp is None or sp.combine == "sum":
         return [(None, a, b, (a, b) == (0, rows))]
+    if isinstance(sp, TileSplit):
+        return sp.window(rows, a, b, axis)
     if sp.axis == axis:
         out = []
         for q in range(sp.k):
@@ -428,8 +446,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         for q, lo, hi, whole in pcs:
             if not whole:
                 st = where[(p, q)]
-                sliced[st] = sliced.get(st, 0) + per_row * (hi - lo) // (splits[p].k if p in splits
-                                                                          and splits[p].axis != axis else 1)
+                sliced[st] = sliced.get(st, 0) + per_row * (hi - lo) // piece_count(splits.get(p), axis)
         return {where[(p, q)] for q, _, _, _ in pcs}, win * (1 if len(pcs) == 1 else 2), sliced
 
     def plan_rows(i: int, op: Operation, ax, need: int) -> bool:
@@ -445,12 +462,12 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         in_axis, out_axis = ROW_AXIS, ROW_AXIS
         if is_row_view(op):  # the input's row axis: its row split's, else H
             psp = splits.get(producer(win_vals[0]))
-            in_axis = psp.axis if psp is not None and psp.rows else default_row_axis(win_vals[0])
+            in_axis = psp.axis if isinstance(psp, Split) and psp.rows else default_row_axis(win_vals[0])
             out_axis = None if in_axis is None else mapped_row_axis(op, in_axis)
             if out_axis is None:
                 return False
         fed = [splits[producer(v)].k for v in win_vals
-               if producer(v) in splits and splits[producer(v)].axis == in_axis]
+               if isinstance(splits.get(producer(v)), Split) and splits[producer(v)].axis == in_axis]
         k_compute = op_share(i)
         if need <= budget and not fed and (ax is None or k_compute <= 1) \
                 and not (isinstance(share, list) and k_compute > 1):
@@ -514,7 +531,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             home = None
             for v in win_vals:  # the stage of the input rows this part mostly reads
                 p = producer(v)
-                if p in splits and splits[p].axis == in_axis:
+                if isinstance(splits.get(p), Split) and splits[p].axis == in_axis:
                     a, b, _, _ = row_window(op, bounds[j], bounds[j + 1])
                     mid = (a + b) // 2
                     q = next((q for q in range(splits[p].k) if splits[p].bounds[q] <= mid < splits[p].bounds[q + 1]),
@@ -525,6 +542,32 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                 add(home, i, j, srcs, pb, costs[i] * frac)
             else:
                 add(new_stage(True), i, j, srcs, pb, costs[i] * frac)
+        return True
+
+    def plan_tile(i: int, op: Operation) -> bool:
+        """Split conv op i into the tiles its share asks for (nnx/mesh/tile_splits.py),
+        each part on a stage of its own; False: a part does not fit."""
+        out = shape(op.results[0])
+        r, c = share.tiles[i]
+        ts = TileSplit(bounds_of(out[ROW_AXIS], r), bounds_of(out[CHANNEL_AXIS], c))
+        v = op.operands[0]
+        w_bytes, out_bytes = const_bytes(op), nbytes(op.results[0])
+        parts = []
+        for p in range(ts.k):
+            (lo, hi), (clo, chi) = ts.extent(p, ROW_AXIS), ts.extent(p, CHANNEL_AXIS)
+            a, b, _, _ = row_window(op, lo, hi)
+            srcs, band, sliced = row_sources(v, a, b, ROW_AXIS)
+            pb = band + int((w_bytes * (chi - clo)) // out[CHANNEL_AXIS]) + int(out_bytes * ts.fraction(p))
+            if pb > budget:
+                return False
+            parts.append((srcs, pb, sliced))
+        kinds.append("tile")
+        splits[i] = ts
+        row_inputs[i] = ROW_AXIS
+        for p, (srcs, pb, sliced) in enumerate(parts):
+            for t, n in sliced.items():  # the producers' stages hold the bands they send
+                stages[t].bytes += n
+            add(new_stage(True), i, p, srcs, pb, costs[i] * ts.fraction(p))
         return True
 
     def plan_block(i: int, op: Operation, max_parts: int) -> bool:
@@ -538,6 +581,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         if axis is None:
             return False
         in_split = splits.get(producer(v)) if producer(v) is not None else None
+        in_split = in_split if isinstance(in_split, Split) else None
         # a graph input: every part loads only its input range from off-chip memory
         # (docs/mesh.md, "Inputs and outputs")
         load = producer(v) is None
@@ -580,7 +624,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         # follower?
         act_splits = [splits.get(producer(v)) if producer(v) is not None else None for v in acts]
         if acts and act_splits[0] is not None and all(s == act_splits[0] for s in act_splits) \
-                and can_follow(op, act_splits[0], shape(acts[0])):
+                and (can_follow_tiles(op, shape(acts[0])) if isinstance(act_splits[0], TileSplit)
+                     else can_follow(op, act_splits[0], shape(acts[0]))):
             sp = act_splits[0]
             kinds.append("follow")
             splits[i] = sp
@@ -595,6 +640,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
                     add(new_stage(True), i, j, srcs, part_bytes + in_bytes // sp.k, costs[i] / sp.k)
             continue
         need = w_bytes + in_bytes + out_bytes
+        if isinstance(share, OpShares) and share.tiles and share.tiles[i] is not None and plan_tile(i, op):
+            continue
         if can_split_rows(op):
             done = plan_rows(i, op, ax, need)
             if done:
@@ -616,8 +663,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if combine == "concat":  # fine enough pieces for a reduction split downstream
                 k = max(k, min(red_splits.pieces_for_reduction(op, axis, budget, ncores), size))
             if k > size or (k_mem > 1 and room <= 0):
-                red = red_splits.reduction_split(op, acts, splits.get(producer(acts[0])) if len(acts) == 1
-                                      and producer(acts[0]) is not None else None, budget)
+                in_split = splits.get(producer(acts[0])) if len(acts) == 1 and producer(acts[0]) is not None else None
+                red = red_splits.reduction_split(op, acts, in_split if isinstance(in_split, Split) else None, budget)
                 if red is not None:
                     kinds.append("reduce")
                     reductions[i] = red
@@ -690,12 +737,13 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             continue
         srcs = source_stages(v, None)
         need = 2 * nbytes(v)  # the pieces received and their concatenation
-        if need > core_memory:  # too big for one core: written in slices by the pieces' cores
+        sliceable = isinstance(splits[p], Split)  # a tile split's output is assembled
+        if need > core_memory and sliceable:  # too big for one core: written in slices by the pieces' cores
             sliced_outputs.add(k)
             continue
         home = next((t for t in sorted(srcs, reverse=True)
                      if stages[t].bytes + need <= budget and can_join(stages[t], srcs)), None)
-        if home is None and len(stages) >= ncores:  # no core left to assemble it
+        if home is None and len(stages) >= ncores and sliceable:  # no core left to assemble it
             sliced_outputs.add(k)
             continue
         add(stages[home] if home is not None else new_stage(False), RETURN, k, srcs, need, 0.0)

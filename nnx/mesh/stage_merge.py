@@ -35,6 +35,7 @@ import heapq
 from dataclasses import replace
 
 from nnx.mesh.partition import RETURN, Plan, Split, Stage, nbytes, shape
+from nnx.mesh.tile_splits import TileSplit
 
 
 def item_order(item: tuple[int, int | None], plan: Plan | None = None) -> tuple[float, int, int]:
@@ -63,6 +64,12 @@ def piece_bytes(plan: Plan, piece: tuple) -> int:
     frac = 1.0
     if j is not None and i in plan.blocks:  # a 2-D split's part: a running sum of its output piece
         j = plan.blocks[i].coords(j)[1]
+    if isinstance(sp, TileSplit):  # a tile (or a band of its rows)
+        if len(piece) == 4:
+            lo, hi, axis = piece[3]
+            a, b = sp.extent(j, axis)
+            return int(total * sp.fraction(j) * (hi - lo) / (b - a))
+        return int(total * sp.fraction(j))
     if j is not None and sp is not None and sp.combine == "concat":
         frac = (sp.bounds[j + 1] - sp.bounds[j]) / sp.bounds[-1]
     if len(piece) == 4:

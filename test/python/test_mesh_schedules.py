@@ -431,3 +431,81 @@ def test_throughput_pipeline_beats_the_proportional_schedule_in_a_stream(tmp_pat
         for v in op.operands:
             if id(v.owner) in index:
                 assert group_of[i] - group_of[index[id(v.owner)]] <= 1
+
+
+def _tile_cnn(path, hw=24, ch=16):
+    """A small ResNet-like CNN (3 x 3 convs, a residual block, a strided block with a
+    1 x 1 downsampling conv, global pool, classifier) whose convs the latency
+    schedule's cost model tiles on the 4 x 4 test mesh."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+
+    def t(name, *dims):
+        scale = 1.0 / np.sqrt(np.prod(dims[1:]))
+        return numpy_helper.from_array((rng.standard_normal(dims) * scale).astype(np.float32), name)
+
+    inits = [t("W0", ch, 3, 3, 3), t("B0", ch), t("W1", ch, ch, 3, 3), t("B1", ch), t("W2", ch, ch, 3, 3), t("B2", ch),
+             t("W3", 2 * ch, ch, 3, 3), t("B3", 2 * ch), t("W4", 2 * ch, 2 * ch, 3, 3), t("B4", 2 * ch),
+             t("WD", 2 * ch, ch, 1, 1), t("BD", 2 * ch), t("WF", 10, 2 * ch), t("BF", 10)]
+    pad = {"pads": [1, 1, 1, 1]}
+    node = helper.make_node
+    nodes = [node("Conv", ["x", "W0", "B0"], ["c0"], **pad), node("Relu", ["c0"], ["r0"]),
+             node("Conv", ["r0", "W1", "B1"], ["c1"], **pad), node("Relu", ["c1"], ["r1"]),
+             node("Conv", ["r1", "W2", "B2"], ["c2"], **pad), node("Add", ["c2", "r0"], ["a2"]),
+             node("Relu", ["a2"], ["r2"]),
+             node("Conv", ["r2", "W3", "B3"], ["c3"], strides=[2, 2], **pad), node("Relu", ["c3"], ["r3"]),
+             node("Conv", ["r3", "W4", "B4"], ["c4"], **pad), node("Conv", ["r2", "WD", "BD"], ["d"], strides=[2, 2]),
+             node("Add", ["c4", "d"], ["a4"]), node("Relu", ["a4"], ["r4"]),
+             node("GlobalAveragePool", ["r4"], ["g"]), node("Flatten", ["g"], ["f"]),
+             node("Gemm", ["f", "WF", "BF"], ["y"], transB=1)]
+    gr = helper.make_graph(nodes, "tiles", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_latency_tile_splits_match_onnxruntime_and_receive_bands(tmp_path, monkeypatch):
+    """Tile splits (rows x output channels, nnx/mesh/tile_splits.py) under the latency
+    schedule: convs tiled, one of them reading a tiled value (a product per input
+    channel group), the residual adds and relus following tile by tile; each tile part
+    receives a fraction of its input where an output-channel split's parts receive
+    all of it; outputs within 1e-4 of onnxruntime with tiles and without (today's
+    split, `LATENCY_TILES = False`, which plans no tile)."""
+    import onnxruntime as ort
+
+    from nnx.mesh import latency
+    from nnx.mesh.core_graph import _Producers, item_reads
+    from nnx.mesh.partition import nbytes
+    from nnx.mesh.stage_merge import piece_bytes
+    from nnx.mesh.tile_splits import TileSplit
+
+    path = tmp_path / "tiles.onnx"
+    _tile_cnn(str(path))
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 24, 24)).astype(np.float32)}
+    ref = ort.InferenceSession(str(path)).run(["y"], feeds)[0]
+    plans = {}
+    for tiles in (True, False):
+        monkeypatch.setattr(latency, "LATENCY_TILES", tiles)
+        comp = compile_for_mesh(_graph(path), TARGET, "bisect", schedule="latency")
+        d = tmp_path / f"tiles_{tiles}"
+        d.mkdir()
+        res = _run_mesh(comp, feeds, d)
+        np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
+        plans[tiles] = comp.plan
+    assert "tile" not in plans[False].kinds
+    plan = plans[True]
+    tiled = [i for i, k in enumerate(plan.kinds) if k == "tile"]
+    assert len(tiled) >= 3, plan.kinds
+    assert all(plan.splits[i].r > 1 and plan.splits[i].c > 1 for i in tiled)
+    prod = _Producers(plan)
+    # a tiled conv reading a tiled value, and tiled followers (relu, residual add)
+    assert any(isinstance(plan.splits.get(prod.of(plan.ops[i].operands[0])), TileSplit) for i in tiled)
+    assert sum(k == "follow" and isinstance(plan.splits[i], TileSplit) for i, k in enumerate(plan.kinds)) >= 3
+    for i in tiled:
+        whole = nbytes(plan.ops[i].operands[0])
+        for p in range(plan.splits[i].k):
+            got = sum(piece_bytes(plan, pc) for pc in item_reads(plan, prod, (i, p), [])[1])
+            assert got <= 0.75 * whole, (plan.ops[i].name, p, got, whole)
