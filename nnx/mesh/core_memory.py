@@ -42,6 +42,7 @@ import numpy as np
 from nnx.mesh.core_graph import RETURN, _Producers, item_reads
 from nnx.mesh.partition import Plan, const_bytes, nbytes, shape
 from nnx.mesh.stage_merge import piece_bytes
+from nnx.mesh.tile_splits import TileSplit
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,9 @@ class PartMemory:
 
 def weight_fraction(plan: Plan, i: int, part: int | None) -> float:
     """The fraction of op i's constants part `part` holds: its slice of an output
-    split (or of a follower of one), its input range of a reduction split, its
-    block of a 2-D split, all of a row split or a whole op."""
+    split (or of a follower of one), its channel group's of a tile split, its input
+    range of a reduction split, its block of a 2-D split, all of a row split or a
+    whole op."""
     kind = plan.kinds[i]
     if part is None or kind in ("rows", "whole"):
         return 1.0
@@ -69,6 +71,9 @@ def weight_fraction(plan: Plan, i: int, part: int | None) -> float:
         fj = (blk.outputs.bounds[j + 1] - blk.outputs.bounds[j]) / max(1, blk.outputs.bounds[-1])
         return fi * fj
     sp = plan.reductions.get(i) if kind == "reduce" else plan.splits.get(i)
+    if isinstance(sp, TileSplit):  # its channel group's weights, whatever its band
+        _, j = sp.coords(part)
+        return (sp.groups[j + 1] - sp.groups[j]) / max(1, sp.groups[-1])
     if sp is None or sp.rows or part >= sp.k:
         return 1.0
     return (sp.bounds[part + 1] - sp.bounds[part]) / max(1, sp.bounds[-1] - sp.bounds[0])

@@ -123,7 +123,7 @@ def latency_shares(ops: list, target) -> "OpShares":
         for p in prods:
             channels[p] = top
     tiles = latency_tiles(ops, target, one_core, rows) if LATENCY_TILES else ()
-    return OpShares(tuple(rows), tuple(channels), tiles)
+    return OpShares(tuple(rows), tuple(channels), tiles=tiles)
 
 
 #: the latency schedule may cut a conv into row bands x output-channel groups at once
