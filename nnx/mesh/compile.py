@@ -164,10 +164,12 @@ LATENCY_COST_MODEL = True
 #: the live fold, and the planned one where a core of the live fold overflows
 LATENCY_FOLD_MEMORY = "planned-then-live"
 
-#: the fraction of the mesh's memory the weights that the latency schedule's row
-#: splits replicate (each part holds its op's weights whole) may take
-#: (core_memory.replication_caps: fewer row parts for the ops whose weights cost the
-#: most per cycle saved); None: no cap
+#: the fraction of the mesh's memory the weights the latency schedule replicates may
+#: take, each kind of copy on its own: a row split's (each part holds its op's
+#: weights whole; core_memory.replication_caps: fewer row parts for the ops whose
+#: weights cost the most per cycle saved) and a tile split's (each band holds its
+#: channel groups' weights; latency.latency_tiles: the tiles that save the fewest
+#: cycles per byte go back to the split before); None: no cap
 LATENCY_WEIGHT_FILL = 0.3
 
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
@@ -380,7 +382,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    share = latency_shares(ops, tgt) if LATENCY_COST_MODEL else latency_share
+    share = latency_shares(ops, tgt, LATENCY_WEIGHT_FILL) if LATENCY_COST_MODEL else latency_share
     if LATENCY_WEIGHT_FILL is not None and LATENCY_COST_MODEL:
         share = replication_caps(ops, share, tgt, LATENCY_WEIGHT_FILL * ncores * core_memory)
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nnx.mesh.partition import MEMORY_FILL, RETURN, Plan, Stage
+from nnx.mesh.partition import RETURN, Plan, Stage
 
 #: the least work (MACs, or output elements) a part of an op gets under the latency
 #: schedule: 256 cycles of a 256-MAC/cycle MPU, about what sending a part its
@@ -82,7 +82,7 @@ LATENCY_PARTS_PER_CORE = 8.0
 LATENCY_LINK_RATIO = 4.0
 
 
-def latency_shares(ops: list, target) -> "OpShares":
+def latency_shares(ops: list, target, weight_fill: float | None = None) -> "OpShares":
     """The parts each op asks for under the latency schedule's cost model
     (docs/mesh.md, "Schedules"). An op's work is its one-core cycles
     (`graph_costs.op_unit_cycles`: a gemm bound by loading its weights counts those
@@ -94,7 +94,9 @@ def latency_shares(ops: list, target) -> "OpShares":
     link whatever the parts: at most as many parts as keep each part's compute
     above 1 / LATENCY_LINK_RATIO of that transfer. Every producer of an elementwise
     op gets the largest of their channel parts, so that the op follows them piece
-    by piece (a residual add of a block's last conv and its downsampling conv)."""
+    by piece (a residual add of a block's last conv and its downsampling conv).
+    Convs whose tile split is faster by the same model get one (`latency_tiles`),
+    their replicated weights within `weight_fill` of the mesh's memory (None: no cap)."""
     from nnx.dialects.traits import Elementwise
     from nnx.graph_costs import op_unit_cycles
     from nnx.mesh.partition import OpShares, act_operands, nbytes
@@ -122,7 +124,7 @@ def latency_shares(ops: list, target) -> "OpShares":
         top = max(channels[p] for p in prods)
         for p in prods:
             channels[p] = top
-    tiles = latency_tiles(ops, target, one_core, rows) if LATENCY_TILES else ()
+    tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if LATENCY_TILES else ()
     return OpShares(tuple(rows), tuple(channels), tiles=tiles)
 
 
@@ -131,12 +133,9 @@ def latency_shares(ops: list, target) -> "OpShares":
 #: output channels alone, as before
 LATENCY_TILES = True
 
-#: the most of the mesh's memory the weights may take once tiled (each of a tiled
-#: layer's bands holds its channel groups' weights): half of the planned fill
-LATENCY_TILE_WEIGHTS = 0.5 * MEMORY_FILL
 
-
-def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) -> tuple:
+def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
+                  weight_fill: float | None = None) -> tuple:
     """Per op, the (bands, channel groups) of its tile split (`tile_splits.tile_shape`
     within its `parts`), or None. The values an elementwise op joins (a residual add)
     must be tiled alike for it to follow them tile by tile: the convs at the roots of
@@ -180,7 +179,7 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) ->
         for m in members:
             tiles[m] = shape if tileable(ops[m]) else None
     # every band holds its channel groups' weights: r copies of a layer's weights.
-    # Within LATENCY_TILE_WEIGHTS of the mesh's memory, the groups that save the
+    # Within `weight_fill` of the mesh's memory, the groups that save the
     # fewest estimated cycles per extra byte go back to the split before.
     extra, gain = {}, {}
     for root, members in groups.items():
@@ -191,7 +190,9 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) ->
                 extra[root] = extra.get(root, 0) + const_bytes(op) * (r - 1)
                 gain[root] = gain.get(root, 0.0) + tile_time(op, one_core[m], 1, max(1, parts[m]), *args) \
                     - tile_time(op, one_core[m], r, c, *args)
-    cap = LATENCY_TILE_WEIGHTS * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
+    if weight_fill is None:
+        return tuple(tiles)
+    cap = weight_fill * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
     total = sum(const_bytes(op) for op in ops) + sum(extra.values())
     for root in sorted(extra, key=lambda g: gain[g] / max(1, extra[g])):
         if total <= cap:
