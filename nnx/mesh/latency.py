@@ -173,9 +173,15 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
     for i in range(len(ops)):  # the ops at the roots of each group (convs, pools, ...)
         if not follows[i] or i in graph_read:
             groups.setdefault(find(i), []).append(i)
-    for members in groups.values():
+    every: dict[int, list[int]] = {}
+    for i in range(len(ops)):
+        every.setdefault(find(i), []).append(i)
+    for root, members in groups.items():
         lead = max(members, key=lambda m: one_core[m])
         shape = tiles[lead] if all(tileable(ops[m]) for m in members) else None
+        if shape is not None and not all(_reads_tiles(ops, index, j) for m in every[root] for j in
+                                         _readers(ops[m], index) if find(j) != root):
+            shape = None
         for m in members:
             tiles[m] = shape if tileable(ops[m]) else None
     # every band holds its channel groups' weights: r copies of a layer's weights.
@@ -201,6 +207,23 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
         for m in groups[root]:
             tiles[m] = None
     return tuple(tiles)
+
+
+def _readers(op, index: dict[int, int]) -> list[int]:
+    """Indices of the ops (in `index`: id -> index) that read `op`'s results."""
+    return [index[id(u.operation)] for r in op.results for u in r.uses if id(u.operation) in index]
+
+
+def _reads_tiles(ops: list, index: dict[int, int], j: int) -> bool:
+    """May op j read a tiled value without running whole on one core: a conv that can
+    be tiled (it reads bands of every channel group), or an op with at most one
+    output row (a global pool, a flatten: whole either way). A depthwise conv or a
+    windowed pool cannot: the partitioner splits by rows only a value split by rows."""
+    from nnx.mesh.tile_splits import tileable
+
+    op = ops[j]
+    out = tuple(int(d) for d in op.results[0].type.get_shape()) if op.results else ()
+    return tileable(op) or len(out) < 4 or out[2] <= 1
 
 
 def snake(width: int, height: int) -> list[int]:
