@@ -123,9 +123,26 @@ def _resnet18():
     return resnet18(64, classes=1000)
 
 
+def _mobilenet_v2():
+    """MobileNetV2 (1.0, 224): the paper's inverted-residual configuration, on the test
+    model zoo's generator (one definition for tests and benchmarks)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "python"))
+    import model_zoo as mz
+
+    return mz.mobilenet_v2_model(
+        32,
+        ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)),
+        1280,
+        1000,
+    )
+
+
+_CNNS = {"resnet18": _resnet18, "resnet50": _resnet50, "mobilenet_v2": _mobilenet_v2}
+
+
 def get(name: str) -> Path:
-    """Path of the ONNX export of `name` (resnet18 | resnet50 | bert-base), generated
-    on first use."""
+    """Path of the ONNX export of `name` (resnet18 | resnet50 | mobilenet_v2 |
+    bert-base), generated on first use."""
     import torch
 
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -134,8 +151,8 @@ def get(name: str) -> Path:
         return path
     tmp = path.with_suffix(".tmp.onnx")
     torch.manual_seed(0)
-    if name in ("resnet18", "resnet50"):
-        model = (_resnet18() if name == "resnet18" else _resnet50()).eval()
+    if name in _CNNS:
+        model = _CNNS[name]().eval()
         _randomise(model)
         args = (torch.randn(1, 3, 224, 224),)
         torch.onnx.export(model, args, str(tmp), input_names=["input"], output_names=["logits"],

@@ -48,18 +48,6 @@ def _resnet18():
     return nn.Sequential(*layers)
 
 
-def _mobilenet_v2():
-    """MobileNetV2 (1.0, 224): the standard inverted-residual configuration."""
-    import model_zoo as mz
-
-    return mz.mobilenet_v2_model(
-        32,
-        ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)),
-        1280,
-        1000,
-    )
-
-
 def get_model(name: str) -> tuple[Path, dict[str, np.ndarray], list[str]]:
     """(ONNX path, inputs, nnx-compile input-shape args); `zoo:NAME` is a model of
     test/python/model_zoo.py (small: MobileNetV2 at 32x32, BERT hidden 64, seq 16)."""
@@ -87,7 +75,7 @@ def get_model(name: str) -> tuple[Path, dict[str, np.ndarray], list[str]]:
         }
     if path.exists():
         return path, feeds, []
-    from models import _randomise  # bench/models.py
+    from models import _mobilenet_v2, _randomise  # bench/models.py
 
     torch.manual_seed(0)
     tmp = path.with_suffix(".tmp.onnx")

@@ -769,15 +769,16 @@ def instr_op(ins: Instr) -> ChipInstrOp:
     return cls.create(properties=props)
 
 
-def check_program(program: ProgramOp, target: Any) -> list[str]:
-    """Target-dependent problems of a program (empty list: it fits the target)."""
+def check_program(program: ProgramOp, target: Any, instrs: list | None = None) -> list[str]:
+    """Target-dependent problems of a program (empty list: it fits the target);
+    `instrs`: its instructions already made `Instr`s (`op.to_instr()`, in order)."""
     errors: list[str] = []
     sb = program.storage_bytes.value.data
     if sb > target.storage.bytes:
         errors.append(f"chip.program: storage_bytes {sb} exceeds the target's storage ({target.storage.bytes} bytes)")
     units = set(target.unit_names())
-    for op in program.instructions():
-        ins = op.to_instr()
+    ops = list(program.instructions())
+    for op, ins in zip(ops, instrs if instrs is not None else (op.to_instr() for op in ops)):
         if ins.unit not in units:
             errors.append(f"{op.name}: unit {ins.unit} does not exist in target '{target.name}'")
         for t in ins.tiles():

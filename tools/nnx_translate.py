@@ -59,7 +59,8 @@ def build_program(module, asm_path: str, target):
     if len(programs) != 1:
         raise UserError(f"expected one chip.program, found {len(programs)}")
     prog_op = programs[0]
-    errors = check_program(prog_op, target)
+    instrs = [op.to_instr() for op in prog_op.instructions()]
+    errors = check_program(prog_op, target, instrs)
     if errors:
         raise UserError(f"does not fit target '{target.name}': {errors[0]}")
     prog = Program(path=asm_path, target=prog_op.target.data if prog_op.target else target.name)
@@ -76,7 +77,7 @@ def build_program(module, asm_path: str, target):
                 prog.consts.append(sym)
                 arr = np.ascontiguousarray(op.array(), dtype=sym.tile.np_dtype)
                 consts.append((sym.tile.offset, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()))
-    prog.instrs = [op.to_instr() for op in prog_op.instructions()]
+    prog.instrs = instrs
     data = None
     if consts:
         consts.sort()

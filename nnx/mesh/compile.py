@@ -19,7 +19,7 @@ from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, MEMORY_FILLS, Plan, Stage, nbytes, op_label, plan_partition
 from nnx.mesh.placement import PLACEMENTS, byte_hops, place_annotated, place_bisect, place_rowmajor
 from nnx.mesh.stage_merge import merge_stages, stage_edges, stage_receipts
-from nnx.mesh.stitch import CoreProgram, mesh_program
+from nnx.mesh.stitch import CoreProgram, add_messages, mesh_program
 from nnx.sim.asm_mesh import MeshProgram
 
 #: the fractions of the bytes a merge of measured stages is estimated to save
@@ -59,6 +59,9 @@ class MeshCompilation:
     fill: float = MEMORY_FILL
     #: the throughput schedule's layer groups over `plan.ops` (pipeline_search.Pipeline)
     pipeline: object = None
+    #: the schedule the program was compiled with (SCHEDULES): a graph the `latency`
+    #: or `throughput` schedule does not fit is compiled as `stages`
+    schedule: str = "stages"
 
 
 @dataclass
@@ -150,6 +153,25 @@ LATENCY_IN_PLACE = True
 #: (latency.latency_share)
 LATENCY_COST_MODEL = True
 
+#: what the latency schedule's fold checks a core's load by (docs/mesh.md, "Memory
+#: reuse"): "live", the live-range estimate of what the core holds with memory reuse
+#: (nnx/mesh/core_memory.py: weights, inputs and sent pieces, plus the most
+#: activation bytes live at once); "planned", the sum of its parts' planned bytes
+#: (every value for the whole program, the first rule: where every core is full, a
+#: part goes to the least loaded, which spreads the parts evenly); "planned-then-live",
+#: the planned fold when every core of it fits the planned fill by the live-range
+#: estimate (ResNet-18: 291,085 cycles, against 301,896 folded by the estimate), else
+#: the live fold, and the planned one where a core of the live fold overflows
+LATENCY_FOLD_MEMORY = "planned-then-live"
+
+#: the fraction of the mesh's memory the weights the latency schedule replicates may
+#: take, each kind of copy on its own: a row split's (each part holds its op's
+#: weights whole; core_memory.replication_caps: fewer row parts for the ops whose
+#: weights cost the most per cycle saved) and a tile split's (each band holds its
+#: channel groups' weights; latency.latency_tiles: the tiles that save the fewest
+#: cycles per byte go back to the split before); None: no cap
+LATENCY_WEIGHT_FILL = 0.3
+
 #: the schedules (docs/mesh.md, "Schedules"): `latency` (nnx/mesh/latency.py: every
 #: op over the cores its work can use, the layers one after another), `throughput`
 #: (nnx/mesh/pipeline.py: a layer pipeline, groups of consecutive layers on core
@@ -186,13 +208,13 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
     if schedule == "throughput" and check == "compile":
         for fill in PIPELINE_FILLS:
             try:
-                return _compile_pipeline(main, tgt, target, fill)
+                return replace(_compile_pipeline(main, tgt, target, fill), schedule="throughput")
             except MeshFitError:
                 pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
         for fill in LATENCY_FILLS:
             try:
-                return _compile_latency(main, tgt, target, fill)
+                return replace(_compile_latency(main, tgt, target, fill), schedule="latency")
             except MeshFitError:
                 pass  # a core overflowed: an emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
@@ -200,7 +222,9 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
             continue  # a stage of an emptier plan overflowed already
         try:
-            return _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
+            comp = _compile_with_fill(main, tgt, target, placement, fill, check, _shares().get(schedule))
+            return replace(comp, schedule="proportional") if schedule == "proportional" and check == "compile" \
+                else comp
         except MeshFitError as e:
             errors.append((fill, e))
     # the closest miss that is a real excess (a planned part above the fill but
@@ -308,17 +332,20 @@ def _compile_with_fill(main: func.FuncOp, tgt, target: str, placement: str, fill
     return _assemble(plan, ios, progs, cores, edges, tgt, fill)
 
 
+def _core_program(prog, io, cores: list[int]) -> CoreProgram:
+    """The lowered stage `prog` of I/O `io` as a core of the mesh, its stages on `cores`."""
+    from nnx.mesh.core_graph import piece_name
+
+    recv = {piece_name(pc): cores[src] for pc, src in io.recv.items()}
+    send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in io.send.items()}
+    return CoreProgram(prog.program, prog.data, recv, send, io.slices, getattr(prog, "first_use", {}),
+                       getattr(prog, "joined", False))
+
+
 def _assemble(plan: Plan, ios, progs, cores: list[int], edges: dict[tuple[int, int], int], tgt,
               fill: float) -> MeshCompilation:
     """The mesh program of the lowered stages `progs`, stage s on core `cores[s]`."""
-    from nnx.mesh.core_graph import piece_name
-
-    lowered: dict[int, CoreProgram] = {}
-    for s, prog in enumerate(progs):
-        recv = {piece_name(pc): cores[src] for pc, src in ios[s].recv.items()}
-        send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in ios[s].send.items()}
-        lowered[cores[s]] = CoreProgram(prog.program, prog.data, recv, send, ios[s].slices,
-                                        getattr(prog, "first_use", {}))
+    lowered = {cores[s]: _core_program(prog, ios[s], cores) for s, prog in enumerate(progs)}
     mp, data = mesh_program(lowered, tgt.mesh.width, tgt.mesh.height, tgt.name, "prog.data")
     return MeshCompilation(mp, data, cores, plan, byte_hops(cores, edges, tgt.mesh.width), edges, fill)
 
@@ -348,16 +375,29 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     core's program lowered in graph order (`_lower_in_order`). Raises MeshFitError
     (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.core_memory import part_memories, replication_caps, stage_memories
     from nnx.mesh.latency import fold, latency_share, latency_shares
 
     width, height = tgt.mesh.width, tgt.mesh.height
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    share = latency_shares(ops, tgt) if LATENCY_COST_MODEL else latency_share
+    share = latency_shares(ops, tgt, LATENCY_WEIGHT_FILL) if LATENCY_COST_MODEL else latency_share
+    if LATENCY_WEIGHT_FILL is not None and LATENCY_COST_MODEL:
+        share = replication_caps(ops, share, tgt, LATENCY_WEIGHT_FILL * ncores * core_memory)
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)
-    plan, cores = fold(plan, width, height, core_memory * fill)
-    return _lower_in_order(plan, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+    folded, cores = fold(plan, width, height, core_memory * fill)
+    if LATENCY_FOLD_MEMORY != "planned":
+        memory = part_memories(plan, returned)
+        if LATENCY_FOLD_MEMORY == "live" or \
+                max(c.total() for c in stage_memories(folded, memory)) > core_memory * fill:
+            live, live_cores = fold(plan, width, height, core_memory * fill, memory)
+            try:
+                return _lower_in_order(live, live_cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+            except MeshFitError:
+                if LATENCY_FOLD_MEMORY == "live":
+                    raise  # else the planned fold, which may still fit
+    return _lower_in_order(folded, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
 
 
 #: the fractions of a core's memory the throughput schedule's search plans with, in
@@ -446,7 +486,15 @@ def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target
     progs = {}
     jobs = [(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv), concat_in_place)
             for s, (mod, _, _) in enumerate(modules)]
-    for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes)):
+
+    def join(s: int, prog):
+        """The NoC messages added where the program was lowered (in parallel)."""
+        if prog.program.storage_bytes <= core_memory:
+            prog.program = add_messages(_core_program(prog, ios[s], cores))
+            prog.joined = True
+        return prog
+
+    for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes), finish=join):
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)

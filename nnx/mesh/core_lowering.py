@@ -19,13 +19,15 @@ the one the sequential lowering gives (an exception carrying IR may not pickle).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 #: fewer programs than this are lowered in this process (a pool costs more than it saves)
 MIN_PARALLEL = 8
 
-#: the lowering jobs of the `lower_cores` call in progress (read by the forked workers)
+#: the lowering jobs of the `lower_cores` call in progress, and the step run on each
+#: lowered program (read by the forked workers)
 _JOBS: list[tuple] = []
+_FINISH: list = []
 
 
 def core_workers() -> int:
@@ -42,38 +44,52 @@ def _lower_job(s: int):
     from nnx.mesh.compile import _lower_stage
 
     try:
-        return s, _lower_stage(*_JOBS[s])
+        prog = _lower_stage(*_JOBS[s])
+        return s, _FINISH[0](s, prog) if _FINISH else prog
     except Exception:  # noqa: BLE001 - lowered again in the parent, which raises it
         return s, None
 
 
-def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0) -> Iterator[tuple[int, object]]:
+def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0,
+                finish: Callable | None = None) -> Iterator[tuple[int, object]]:
     """(s, program) for each `compile._lower_stage` argument tuple `jobs[s]`, s in
-    `order` (the caller may stop early: the jobs not started are dropped). With
+    `order` (the caller may stop early: the jobs not started are dropped); with
+    `finish`, the program is `finish(s, lowered program)`, run where it was lowered
+    (the NoC messages added in the workers: docs/mesh.md, "Compilation time"). With
     `workers` (0: `core_workers()`) above 1 and at least MIN_PARALLEL jobs, the
     programs come from forked worker processes as they finish, else one after
     another in `order`, in this process."""
     import gc
 
+    from nnx.lowering.plan_memo import plan_memo
     from nnx.mesh.compile import _lower_stage
+
+    def lower(s: int):
+        prog = _lower_stage(*jobs[s])
+        return finish(s, prog) if finish else prog
 
     workers = workers or core_workers()
     # the compiler's heap (the graph, every core's module) is long-lived: frozen, the
     # garbage collector no longer walks it while the lowerings allocate (ResNet-18 on
     # 16 x 16 cores: a third of each lowering's time was collections)
     gc.freeze()
+    # the parts of one op on many cores are the same MPU tiling problem: planned once
+    # per process (the plan memo, nnx/lowering/plan_memo.py; forked workers inherit it)
     try:
-        if workers <= 1 or len(order) < MIN_PARALLEL or _JOBS:
-            for s in order:
-                yield s, _lower_stage(*jobs[s])
-            return
-        from nnx.executor import run_points
+        with plan_memo():
+            if workers <= 1 or len(order) < MIN_PARALLEL or _JOBS:
+                for s in order:
+                    yield s, lower(s)
+                return
+            from nnx.executor import run_points
 
-        _JOBS[:] = jobs
-        try:
-            for s, prog in run_points(list(order), _lower_job, workers, fork=True):
-                yield s, (_lower_stage(*jobs[s]) if prog is None else prog)
-        finally:
-            _JOBS.clear()
+            _JOBS[:] = jobs
+            _FINISH[:] = [finish] if finish else []
+            try:
+                for s, prog in run_points(list(order), _lower_job, workers, fork=True):
+                    yield s, (lower(s) if prog is None else prog)
+            finally:
+                _JOBS.clear()
+                _FINISH.clear()
     finally:
         gc.unfreeze()

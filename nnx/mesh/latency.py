@@ -20,8 +20,9 @@ k reads the band of its neighbours'. A row split, a tile split (its part b c + j
 band b's c parts side by side, the bands along the snake) or a follower inherits the
 offset of the producer it reads; other ops start where the last one ended, so small ops do not
 all pile on one core. A core that the planned bytes of its parts would overflow
-passes the part on to the next position (the lowered programs' storage has the last
-word).
+passes the part on to the next position; or, with a live-range estimate of what
+each core keeps with memory reuse (nnx/mesh/core_memory.py), a core that estimate
+says would overflow (the lowered programs' storage has the last word).
 
 The core graph is cyclic (core a sends to b for one layer and b to a for the next),
 which today's acyclic stage merging forbids; every core instead runs its parts in
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nnx.mesh.partition import MEMORY_FILL, RETURN, Plan, Stage
+from nnx.mesh.partition import RETURN, Plan, Stage
 
 #: the least work (MACs, or output elements) a part of an op gets under the latency
 #: schedule: 256 cycles of a 256-MAC/cycle MPU, about what sending a part its
@@ -82,7 +83,7 @@ LATENCY_PARTS_PER_CORE = 8.0
 LATENCY_LINK_RATIO = 4.0
 
 
-def latency_shares(ops: list, target) -> "OpShares":
+def latency_shares(ops: list, target, weight_fill: float | None = None) -> "OpShares":
     """The parts each op asks for under the latency schedule's cost model
     (docs/mesh.md, "Schedules"). An op's work is its one-core cycles
     (`graph_costs.op_unit_cycles`: a gemm bound by loading its weights counts those
@@ -94,7 +95,9 @@ def latency_shares(ops: list, target) -> "OpShares":
     link whatever the parts: at most as many parts as keep each part's compute
     above 1 / LATENCY_LINK_RATIO of that transfer. Every producer of an elementwise
     op gets the largest of their channel parts, so that the op follows them piece
-    by piece (a residual add of a block's last conv and its downsampling conv)."""
+    by piece (a residual add of a block's last conv and its downsampling conv).
+    Convs whose tile split is faster by the same model get one (`latency_tiles`),
+    their replicated weights within `weight_fill` of the mesh's memory (None: no cap)."""
     from nnx.dialects.traits import Elementwise
     from nnx.graph_costs import op_unit_cycles
     from nnx.mesh.partition import OpShares, act_operands, nbytes
@@ -122,8 +125,8 @@ def latency_shares(ops: list, target) -> "OpShares":
         top = max(channels[p] for p in prods)
         for p in prods:
             channels[p] = top
-    tiles = latency_tiles(ops, target, one_core, rows) if LATENCY_TILES else ()
-    return OpShares(tuple(rows), tuple(channels), tiles)
+    tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if LATENCY_TILES else ()
+    return OpShares(tuple(rows), tuple(channels), tiles=tiles)
 
 
 #: the latency schedule may cut a conv into row bands x output-channel groups at once
@@ -131,12 +134,9 @@ def latency_shares(ops: list, target) -> "OpShares":
 #: output channels alone, as before
 LATENCY_TILES = True
 
-#: the most of the mesh's memory the weights may take once tiled (each of a tiled
-#: layer's bands holds its channel groups' weights): half of the planned fill
-LATENCY_TILE_WEIGHTS = 0.5 * MEMORY_FILL
 
-
-def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) -> tuple:
+def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
+                  weight_fill: float | None = None) -> tuple:
     """Per op, the (bands, channel groups) of its tile split (`tile_splits.tile_shape`
     within its `parts`), or None. The values an elementwise op joins (a residual add)
     must be tiled alike for it to follow them tile by tile: the convs at the roots of
@@ -174,13 +174,19 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) ->
     for i in range(len(ops)):  # the ops at the roots of each group (convs, pools, ...)
         if not follows[i] or i in graph_read:
             groups.setdefault(find(i), []).append(i)
-    for members in groups.values():
+    every: dict[int, list[int]] = {}
+    for i in range(len(ops)):
+        every.setdefault(find(i), []).append(i)
+    for root, members in groups.items():
         lead = max(members, key=lambda m: one_core[m])
         shape = tiles[lead] if all(tileable(ops[m]) for m in members) else None
+        if shape is not None and not all(_reads_tiles(ops, index, j) for m in every[root] for j in
+                                         _readers(ops[m], index) if find(j) != root):
+            shape = None
         for m in members:
             tiles[m] = shape if tileable(ops[m]) else None
     # every band holds its channel groups' weights: r copies of a layer's weights.
-    # Within LATENCY_TILE_WEIGHTS of the mesh's memory, the groups that save the
+    # Within `weight_fill` of the mesh's memory, the groups that save the
     # fewest estimated cycles per extra byte go back to the split before.
     extra, gain = {}, {}
     for root, members in groups.items():
@@ -191,7 +197,9 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) ->
                 extra[root] = extra.get(root, 0) + const_bytes(op) * (r - 1)
                 gain[root] = gain.get(root, 0.0) + tile_time(op, one_core[m], 1, max(1, parts[m]), *args) \
                     - tile_time(op, one_core[m], r, c, *args)
-    cap = LATENCY_TILE_WEIGHTS * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
+    if weight_fill is None:
+        return tuple(tiles)
+    cap = weight_fill * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
     total = sum(const_bytes(op) for op in ops) + sum(extra.values())
     for root in sorted(extra, key=lambda g: gain[g] / max(1, extra[g])):
         if total <= cap:
@@ -200,6 +208,23 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int]) ->
         for m in groups[root]:
             tiles[m] = None
     return tuple(tiles)
+
+
+def _readers(op, index: dict[int, int]) -> list[int]:
+    """Indices of the ops (in `index`: id -> index) that read `op`'s results."""
+    return [index[id(u.operation)] for r in op.results for u in r.uses if id(u.operation) in index]
+
+
+def _reads_tiles(ops: list, index: dict[int, int], j: int) -> bool:
+    """May op j read a tiled value without running whole on one core: a conv that can
+    be tiled (it reads bands of every channel group), or an op with at most one
+    output row (a global pool, a flatten: whole either way). A depthwise conv or a
+    windowed pool cannot: the partitioner splits by rows only a value split by rows."""
+    from nnx.mesh.tile_splits import tileable
+
+    op = ops[j]
+    out = tuple(int(d) for d in op.results[0].type.get_shape()) if op.results else ()
+    return tileable(op) or len(out) < 4 or out[2] <= 1
 
 
 def snake(width: int, height: int) -> list[int]:
@@ -233,15 +258,23 @@ def _units(plan: Plan) -> list[tuple[list[tuple[int, int | None]], float]]:
     return out
 
 
-def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list[int]]:
+def fold(plan: Plan, width: int, height: int, budget: float,
+         memory: dict | None = None) -> tuple[Plan, list[int]]:
     """The plan's op parts folded onto the width x height cores (see the module
     docstring): a plan with one stage per used core, its items in graph order, and
     the core of each stage. A part goes to the first position from its wanted one
     that holds no other part of its op and whose planned bytes stay within
     `budget`; when none has room, to the least loaded (planned bytes count an input
     once per part that reads it, a core holds it once: the lowered programs' storage
-    decides)."""
+    decides). With `memory` (item -> `core_memory.PartMemory`; compile.
+    LATENCY_FOLD_MEMORY), a core's load is instead the live-range estimate of what it holds with memory
+    reuse (`core_memory.CoreMemory`: its parts' weights plus the most activation
+    bytes live at once), and a part no core has room for goes where that estimate
+    grows least."""
+    from nnx.mesh.core_memory import CoreMemory
+
     n = width * height
+    cores = [CoreMemory() for _ in range(n)] if memory is not None else None
     path = snake(width, height)
     parts, rank = part_ranks(plan)
     offset: dict[int, int] = {}
@@ -262,14 +295,37 @@ def fold(plan: Plan, width: int, height: int, budget: float) -> tuple[Plan, list
         base = offset.get(i, nxt)
         want = (base + (rank[i][part] if i is not None else 0) * n // k) % n
         order = [(want + step) % n for step in range(n)]
-        slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
-        if slot is None:  # planned bytes overcount inputs parts share: the lowering decides
-            slot = min(order, key=lambda t: (i in held[t], load[t]))
+        if cores is None:
+            slot = next((t for t in order if load[t] + nb <= budget and i not in held[t]), None)
+            if slot is None:  # planned bytes overcount inputs parts share: the lowering decides
+                slot = min(order, key=lambda t: (i in held[t], load[t]))
+        else:
+            slot = next((t for t in order if i not in held[t]
+                         and _live_need(cores[t], items, memory, slot_of, t) <= budget), None)
+            if slot is None:  # the lowering decides
+                slot = min(order, key=lambda t: (i in held[t], _live_need(cores[t], items, memory, slot_of, t)))
+            for it in items:
+                cores[slot].add(memory[it], lambda src: slot_of.get(src) == slot)
+                for key, b, src in memory[it].reads:  # a piece sent from another core is kept there
+                    if src is not None and slot_of.get(src, slot) != slot:
+                        cores[slot_of[src]].hold(key, b)
         load[slot] += nb
         held[slot].add(i)
         for it in items:
             slot_of[it] = slot
     return plan_on_slots(plan, slot_of, path)
+
+
+def _live_need(core, items, memory: dict, slot_of: dict, slot: int) -> float:
+    """The live-range estimate of core `core` (at `slot`) with `items` appended."""
+    if len(items) == 1:
+        return core.need(memory[items[0]], lambda src: slot_of.get(src) == slot)
+    from copy import deepcopy
+
+    trial = deepcopy(core)
+    for it in items[:-1]:
+        trial.add(memory[it], lambda src: slot_of.get(src) == slot)
+    return trial.need(memory[items[-1]], lambda src: slot_of.get(src) == slot)
 
 
 def part_ranks(plan: Plan) -> tuple[dict[int, list[int]], dict[int, dict[int, int]]]:

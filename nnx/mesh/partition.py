@@ -207,6 +207,10 @@ class OpShares:
 
     rows: tuple[int, ...]
     channels: tuple[int, ...]
+    #: at most this many parts by rows, even where the input comes in more row
+    #: pieces (a part then reads several): every part of a row split holds the op's
+    #: weights whole (core_memory.replication_caps); None: no cap
+    rows_max: tuple[int, ...] | None = None
     #: (bands, channel groups) of a tile split (nnx/mesh/tile_splits.py) per op, or
     #: None: split as `rows` and `channels` say
     tiles: tuple = ()
@@ -493,6 +497,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             every part fits the budget: (k, bounds, parts), or None."""
             # a schedule's own parts (a list share) stand; else at least the input's pieces
             k = max(1, min(max([k_compute] + ([] if isinstance(share, list) else fed)), rows))
+            if isinstance(share, OpShares) and share.rows_max is not None:
+                k = max(1, min(k, share.rows_max[i]))
             while k <= rows:
                 bounds = bounds_of(rows, k)
                 parts = [part(bounds[j], bounds[j + 1], load_windows) for j in range(k)]

@@ -42,6 +42,8 @@ class CoreProgram:
     #: received arguments whose memory the program reuses (chip-allocate `reuse`):
     #: name -> position of the first instruction using them, SIGNAL/WAIT not counted
     first_use: dict[str, int] = field(default_factory=dict)
+    #: `program` has its RECV/SEND already (`add_messages` ran where it was lowered)
+    joined: bool = False
 
 
 def send_instrs(tile: Tile, dsts: list[int], tag: str) -> list[Instr]:
@@ -57,41 +59,45 @@ def _sync(unit: str, mnemonic: str, token: str) -> Instr:
 
 class _Touches:
     """Which instructions of a program touch a tile's memory: every tile of every
-    instruction (destinations apart, for writes) as address intervals, queried at
-    once with numpy (a core of the latency schedule has thousands of instructions
-    and receives and sends hundreds of messages: scanning the program per message
-    took most of ResNet-18's compile time)."""
+    instruction (destinations apart, for writes) as address intervals, queried with
+    numpy (a core of the latency schedule has thousands of instructions and receives
+    and sends hundreds of messages: scanning the program per message took most of
+    ResNet-18's compile time). The intervals of each memory space are sorted by
+    their start, so a query looks only at those starting within the longest
+    interval's length before the tile's end."""
 
     def __init__(self, instrs: list[Instr]):
         import numpy as np
 
-        rows = []  # (instruction index, space, lo, hi, written)
+        rows: dict[str, list[tuple[int, int, int, bool]]] = {}  # space -> (lo, hi, index, written)
         for k, ins in enumerate(instrs):
             dsts = [t for t in ins.dsts if t is not None]
             for t in ins.tiles():
-                rows.append((k, t.space, t.offset, t.end, any(t is d for d in dsts)))
+                rows.setdefault(t.space, []).append((t.offset, t.end, k, any(t is d for d in dsts)))
         self.units = [ins.unit for ins in instrs]
-        spaces = sorted({r[1] for r in rows})
-        code = {sp: n for n, sp in enumerate(spaces)}
-        self.code = code
-        self.index = np.array([r[0] for r in rows], np.int64)
-        self.space = np.array([code[r[1]] for r in rows], np.int64)
-        self.lo = np.array([r[2] for r in rows], np.int64)
-        self.hi = np.array([r[3] for r in rows], np.int64)
-        self.written = np.array([r[4] for r in rows], bool)
+        self.spaces = {}
+        for sp, rs in rows.items():
+            rs.sort()
+            lo = np.array([r[0] for r in rs], np.int64)
+            hi = np.array([r[1] for r in rs], np.int64)
+            self.spaces[sp] = (lo, hi, np.array([r[2] for r in rs], np.int64), np.array([r[3] for r in rs], bool),
+                               int((hi - lo).max()))
 
     def touching(self, tile: Tile, writes_only: bool = False) -> list[int]:
         """The indices, ascending, of the instructions with a tile (a destination
         tile with `writes_only`) that overlaps `tile`."""
         import numpy as np
 
-        sp = self.code.get(tile.space)
-        if sp is None:
+        got = self.spaces.get(tile.space)
+        if got is None:
             return []
-        hit = (self.space == sp) & (self.lo < tile.end) & (tile.offset < self.hi)
+        lo, hi, index, written, longest = got
+        # an interval overlapping [offset, end) starts before end and after offset - longest
+        a, b = np.searchsorted(lo, (tile.offset - longest, tile.end), side="left")
+        hit = hi[a:b] > tile.offset
         if writes_only:
-            hit &= self.written
-        return np.unique(self.index[hit]).tolist()
+            hit &= written[a:b]
+        return np.unique(index[a:b][hit]).tolist()
 
     def first_uses(self, tile: Tile, start: int = 0) -> dict[str, int]:
         """Unit -> index of its first instruction from `start` on that touches `tile`."""
@@ -111,15 +117,10 @@ class _Touches:
         return {self.units[k]: k for k in self.touching(tile, True)}
 
 
-def _position(instrs: list[Instr], ordinal: int) -> int:
-    """Index in `instrs` of the `ordinal`-th instruction that is not a SIGNAL/WAIT."""
-    seen = -1
-    for k, ins in enumerate(instrs):
-        if ins.mnemonic not in ("SIGNAL", "WAIT"):
-            seen += 1
-            if seen == ordinal:
-                return k
-    return len(instrs)
+def _positions(instrs: list[Instr]) -> list[int]:
+    """Indices in `instrs` of the instructions that are not a SIGNAL/WAIT: the k-th
+    is where the lowering's k-th instruction (an ordinal of `first_use`) now stands."""
+    return [k for k, ins in enumerate(instrs) if ins.mnemonic not in ("SIGNAL", "WAIT")]
 
 
 def _graph_symbol(sym, slices: dict[str, tuple[str, IOSlice]]):
@@ -149,6 +150,7 @@ def add_messages(cp: CoreProgram) -> Program:
     p.outputs = [_graph_symbol(s, cp.slices) for s in p.outputs if s.name not in cp.send]
     body = list(p.instrs)
     touches = _Touches(body)
+    positions = _positions(body)
     units = sorted({i.unit for i in body} - {NOC_UNIT})
     before: dict[int, list[Instr]] = {}
     after: dict[int, list[Instr]] = {}
@@ -156,7 +158,8 @@ def add_messages(cp: CoreProgram) -> Program:
     late: list[Instr] = []
     for n, src in sorted(cp.recv.items()):
         recv = noc_instr(NOC_UNIT, RECV, tiles_in[n], src, n)
-        start = _position(body, cp.first_use[n]) if n in cp.first_use else 0
+        k = cp.first_use.get(n)
+        start = 0 if k is None else positions[k] if k < len(positions) else len(body)
         uses = touches.first_uses(tiles_in[n], start)
         if not uses and (n not in cp.first_use or start >= len(body)):
             head.append(recv)
@@ -212,7 +215,7 @@ def mesh_program(cores: dict[int, CoreProgram], width: int, height: int, target_
     blob = bytearray()
     for c in sorted(cores):
         cp = cores[c]
-        prog = add_messages(cp)
+        prog = cp.program if cp.joined else add_messages(cp)
         segs = []
         for seg in prog.data:
             chunk = cp.data if cp.data is not None else b""

@@ -1171,3 +1171,115 @@ def get_training_export_2(name: str) -> Path:
             )
 
     return _cached_export(name, key, export)
+
+
+def highres_cnn(path, hw: int = 2048, widths=(4, 16, 32, 64, 128, 256, 384), pool: int = 4,
+                classes: int = 100, depthwise: int = 4, seed: int = 0) -> None:
+    """A plain CNN on a large image (docs/mesh.md, "Memory reuse": activations far
+    above its weights), written with onnx.helper: a stride-2 3 x 3 stem conv to
+    widths[0], batch norm and relu, `depthwise` depthwise 3 x 3 convs with batch norm
+    and relu at the stem's resolution, a `pool` x `pool` max pool, then for each
+    further width a stride-2 3 x 3 conv, batch norm and relu, a global average pool
+    and a classifier gemm. At the defaults (a 2048 x 2048 input): 5.3 MB of weights,
+    0.36 G MACs, activations of 16.8 MB at the stem's 1024 x 1024."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(arr.astype(np.float32), name))
+        return name
+
+    x, cin = "x", 3
+    for i, cout in enumerate(widths):
+        w = const(f"w{i}", rng.standard_normal((cout, cin, 3, 3)) * (2.0 / (9 * cin)) ** 0.5)
+        bn = [const(f"bn{i}_{k}", v) for k, v in (("g", rng.random(cout) + 0.5), ("b", rng.standard_normal(cout) * 0.1),
+                                                  ("m", rng.standard_normal(cout) * 0.1), ("v", rng.random(cout) + 0.5))]
+        nodes += [helper.make_node("Conv", [x, w], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1], strides=[2, 2]),
+                  helper.make_node("BatchNormalization", [f"c{i}", *bn], [f"n{i}"], name=f"bn{i}"),
+                  helper.make_node("Relu", [f"n{i}"], [f"r{i}"], name=f"relu{i}")]
+        x, cin = f"r{i}", cout
+        for d in range(depthwise if i == 0 else 0):  # cheap layers at the stem's resolution
+            w = const(f"dw{d}", rng.standard_normal((cout, 1, 3, 3)) * (2.0 / 9) ** 0.5)
+            bn = [const(f"dbn{d}_{k}", v) for k, v in (("g", rng.random(cout) + 0.5),
+                                                      ("b", rng.standard_normal(cout) * 0.1),
+                                                      ("m", rng.standard_normal(cout) * 0.1),
+                                                      ("v", rng.random(cout) + 0.5))]
+            nodes += [helper.make_node("Conv", [x, w], [f"dc{d}"], name=f"dwconv{d}", pads=[1, 1, 1, 1], group=cout),
+                      helper.make_node("BatchNormalization", [f"dc{d}", *bn], [f"dn{d}"], name=f"dbn{d}"),
+                      helper.make_node("Relu", [f"dn{d}"], [f"dr{d}"], name=f"drelu{d}")]
+            x = f"dr{d}"
+        if i == 0:
+            nodes.append(helper.make_node("MaxPool", [x], ["p0"], name="pool0", kernel_shape=[pool, pool],
+                                          strides=[pool, pool]))
+            x = "p0"
+    nodes += [helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"),
+              helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"),
+              helper.make_node("Gemm", ["flat", const("fc_w", rng.standard_normal((classes, cin)) * cin ** -0.5),
+                                        const("fc_b", rng.standard_normal(classes) * 0.1)], ["logits"],
+                               name="fc", transB=1)]
+    graph = helper.make_graph(nodes, "highres_cnn",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    onnx.save(model, str(path))
+
+
+def dense_cnn(path, hw: int = 64, stem: int = 16, growth: int = 8, blocks=(4, 4), classes: int = 10,
+              seed: int = 0) -> None:
+    """A small DenseNet (DenseNet-121's layout, docs/mesh.md "Memory reuse"), written
+    with onnx.helper: a stride-2 3 x 3 stem conv, then dense blocks whose every layer
+    concatenates all earlier feature maps of its block and applies batch norm, relu,
+    a 1 x 1 conv to 4 x `growth` channels, batch norm, relu and a 3 x 3 conv to
+    `growth` channels; a transition (batch norm, relu, 1 x 1 conv halving the
+    channels, 2 x 2 average pool) between blocks; a global average pool and a
+    classifier gemm."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+    count = [0]
+
+    def const(arr):
+        count[0] += 1
+        name = f"k{count[0]}"
+        inits.append(numpy_helper.from_array(arr.astype(np.float32), name))
+        return name
+
+    def node(op, ins, **attrs):
+        count[0] += 1
+        out = f"t{count[0]}"
+        nodes.append(helper.make_node(op, ins, [out], name=f"{op.lower()}{count[0]}", **attrs))
+        return out
+
+    def conv(x, cin, cout, k, stride=1):
+        w = const(rng.standard_normal((cout, cin, k, k)) * (2.0 / (k * k * cin)) ** 0.5)
+        return node("Conv", [x, w], pads=[k // 2] * 4, strides=[stride, stride])
+
+    def bn_relu(x, c):
+        bn = [const(v) for v in (rng.random(c) + 0.5, rng.standard_normal(c) * 0.1, rng.standard_normal(c) * 0.1,
+                                 rng.random(c) + 0.5)]
+        return node("Relu", [node("BatchNormalization", [x, *bn])])
+
+    x, c = conv("x", 3, stem, 3, 2), stem
+    for b, layers in enumerate(blocks):
+        feats = [x]
+        for _ in range(layers):
+            cat = node("Concat", feats, axis=1) if len(feats) > 1 else feats[0]
+            y = conv(bn_relu(cat, c), c, 4 * growth, 1)
+            feats.append(conv(bn_relu(y, 4 * growth), 4 * growth, growth, 3))
+            c += growth
+        x = node("Concat", feats, axis=1)
+        if b < len(blocks) - 1:
+            x = node("AveragePool", [conv(bn_relu(x, c), c, c // 2, 1)], kernel_shape=[2, 2], strides=[2, 2])
+            c //= 2
+    x = node("Flatten", [node("GlobalAveragePool", [bn_relu(x, c)])])
+    nodes.append(helper.make_node("Gemm", [x, const(rng.standard_normal((classes, c)) * c ** -0.5),
+                                           const(rng.standard_normal(classes) * 0.1)], ["logits"], name="fc",
+                                  transB=1))
+    graph = helper.make_graph(nodes, "dense_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10), str(path))
