@@ -70,7 +70,7 @@ def test_bisect_moves_fewer_byte_hops_than_rowmajor(tmp_path):
     feeds = model_zoo.sample_inputs(name)
     hops = {}
     for placement in ("bisect", "rowmajor"):
-        comp = compile_for_mesh(_graph(name), TARGET, placement)
+        comp = compile_for_mesh(_graph(name), TARGET, placement, schedule="stages")  # placement is a stages option
         hops[placement] = _run_mesh(comp, feeds, tmp_path).noc_byte_hops
     assert hops["bisect"] < hops["rowmajor"], hops
 

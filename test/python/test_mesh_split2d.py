@@ -96,7 +96,7 @@ def _gemm_model(path):
 def _compile(path, target):
     module = api.import_onnx(path, None, 1)
     api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
-    return compile_for_mesh(module, target, "bisect")
+    return compile_for_mesh(module, target, "bisect", schedule="stages")  # the partitioner's splits, one per core
 
 
 def _run(comp, target, feeds, tmp_path):

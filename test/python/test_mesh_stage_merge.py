@@ -240,7 +240,7 @@ def test_row_split_cnn_merged_to_fewer_cores_matches_onnxruntime(tmp_path, monke
         text = re.sub(r"(?m)^core_memory_bytes = \d+", "core_memory_bytes = 2097152", f.read())
     target = tmp_path / "mesh4x4_2m.toml"
     target.write_text(text)
-    comp = mesh_compile.compile_for_mesh(module, str(target), "bisect")
+    comp = mesh_compile.compile_for_mesh(module, str(target), "bisect", schedule="stages")
     assert seen["before"] >= 6 and len(comp.plan.stages) <= (seen["before"] - 1) // 2, seen
     feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 128, 128)).astype(np.float32)}
     save_mesh_program(comp, str(tmp_path / "prog.s"))

@@ -10,7 +10,7 @@
 // RECV is not at the start); core 0 sends its piece right after the last
 // instruction that writes it.
 
-// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" placement=rowmajor asm="%t.s"}' | FileCheck %s
+// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" schedule=stages placement=rowmajor asm="%t.s"}' | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ASM --input-file %t.s
 
 // CHECK:      graph.matmul

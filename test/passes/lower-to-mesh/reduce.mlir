@@ -8,7 +8,7 @@
 // (no concat of the pieces). The sum is chained: part 1 adds part 0's running sum to
 // its own and holds the graph output (no extra core gathers the parts).
 
-// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" placement=rowmajor asm="%t.s"}' | FileCheck %s
+// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" schedule=stages placement=rowmajor asm="%t.s"}' | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ASM --input-file %t.s
 
 // CHECK:      graph.matmul

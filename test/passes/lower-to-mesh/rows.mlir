@@ -9,7 +9,7 @@
 // of 16 output rows, part j reading input rows [32j - 1, 32j + 32): its own relu
 // piece and one halo row from the piece before (part 0's top row is padding).
 
-// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" placement=rowmajor asm="%t.s"}' | FileCheck %s
+// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" schedule=stages placement=rowmajor asm="%t.s"}' | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ASM --input-file %t.s
 
 // CHECK:      graph.conv

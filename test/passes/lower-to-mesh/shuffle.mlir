@@ -8,7 +8,7 @@
 // nothing is gathered whole. The strided conv reads its bands, with one halo row
 // from the piece before, from the pieces of the shuffled rows.
 
-// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" placement=rowmajor asm="%t.s"}' | FileCheck %s
+// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" schedule=stages placement=rowmajor asm="%t.s"}' | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ASM --input-file %t.s
 // RUN: FileCheck %s --check-prefix=WHOLE --input-file %t.s
 

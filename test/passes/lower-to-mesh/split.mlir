@@ -6,9 +6,9 @@
 // sends every piece from its core to the concatenating core, where a RECV of the
 // same tag receives it.
 
-// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" placement=rowmajor asm="%t.s"}' | FileCheck %s
+// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" schedule=stages placement=rowmajor asm="%t.s"}' | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ASM --input-file %t.s
-// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" placement=bisect asm="%t.b.s"}' | FileCheck %s --check-prefix=BISECT
+// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh4x4.toml" schedule=stages placement=bisect asm="%t.b.s"}' | FileCheck %s --check-prefix=BISECT
 
 // CHECK:      graph.matmul
 // CHECK-SAME: nnx.mesh.cores = array<i64: 0, 1, 2, 3, 4, 5, 6>

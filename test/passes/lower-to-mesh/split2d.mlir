@@ -9,7 +9,7 @@
 // sums of output piece j run along a chain of 4 cores. The first conv is split by
 // output channels into 4 pieces, the relu follows it.
 
-// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh6x6-32k.toml" placement=rowmajor asm="%t.s"}' | FileCheck %s
+// RUN: nnx-opt %s -p 'lower-to-mesh{target="%S/Inputs/mesh6x6-32k.toml" schedule=stages placement=rowmajor asm="%t.s"}' | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ASM --input-file %t.s
 
 // CHECK:      graph.conv
