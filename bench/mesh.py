@@ -210,7 +210,7 @@ def run_mesh(path: Path, feeds, schedule: str, placement: str, work: Path, strea
     out = {"cycles": res.cycles, "load": res.load_cycles, "latency": res.latency_cycles, "hops": res.noc_byte_hops,
            "noc_bytes": res.noc_bytes, "outputs": outputs, "cores": len(comp.program.cores),
            "t_compile": t_compile, "t_sim": t_sim, "per_inference": None, "busy": busy_breakdown(res),
-           "schedule": comp.schedule}
+           "schedule": UNTILED if schedule == UNTILED and comp.schedule == "latency" else comp.schedule}
     if stream:
         st = sim.run(named, stream=stream)
         out["per_inference"] = st.cycles_per_inference
