@@ -427,6 +427,11 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         for t in srcs - {s.index}:
             succ[t].add(s.index)
 
+    def hold_bands(sliced: dict[int, int]) -> None:
+        """The producers' stages hold the bands they send (stage -> bytes)."""
+        for t, n in sliced.items():
+            stages[t].bytes += n
+
     def can_join(s: Stage, srcs: set[int]) -> bool:
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
@@ -527,8 +532,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         splits[i] = sp
         row_inputs[i] = in_axis
         for j, (pb, srcs, sliced) in enumerate(parts):
-            for t, n in sliced.items():  # the producers' stages hold the bands they send
-                stages[t].bytes += n
+            hold_bands(sliced)
             frac = (bounds[j + 1] - bounds[j]) / rows
             home = None
             for v in win_vals:  # the stage of the input rows this part mostly reads
@@ -567,8 +571,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         splits[i] = ts
         row_inputs[i] = ROW_AXIS
         for p, (srcs, pb, sliced) in enumerate(parts):
-            for t, n in sliced.items():  # the producers' stages hold the bands they send
-                stages[t].bytes += n
+            hold_bands(sliced)
             add(new_stage(True), i, p, srcs, pb, costs[i] * ts.fraction(p))
         return True
 
@@ -601,8 +604,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         bands = []
         for r in range(blk.ki):
             srcs, band, sliced = row_sources(v, ib[r], ib[r + 1], axis, load)
-            for t, n in sliced.items():  # the producers' stages hold the bands they send
-                stages[t].bytes += n
+            hold_bands(sliced)
             bands.append((srcs, band))
         w_bytes, out_bytes = const_bytes(op), sum(nbytes(r) for r in op.results)
         for j in range(blk.kj):

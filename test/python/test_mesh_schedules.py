@@ -433,19 +433,35 @@ def test_throughput_pipeline_beats_the_proportional_schedule_in_a_stream(tmp_pat
                 assert group_of[i] - group_of[index[id(v.owner)]] <= 1
 
 
-def _tile_cnn(path, hw=24, ch=16):
-    """A small ResNet-like CNN (3 x 3 convs, a residual block, a strided block with a
-    1 x 1 downsampling conv, global pool, classifier) whose convs the latency
-    schedule's cost model tiles on the 4 x 4 test mesh."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    rng = np.random.default_rng(0)
+def _weights(rng):
+    """A maker of named float32 initializers scaled by their fan-in."""
+    from onnx import numpy_helper
 
     def t(name, *dims):
         scale = 1.0 / np.sqrt(np.prod(dims[1:]))
         return numpy_helper.from_array((rng.standard_normal(dims) * scale).astype(np.float32), name)
+    return t
 
+
+def _save_cnn(path, name, nodes, inits, hw):
+    """An opset-17 model of `nodes` from x (1 x 3 x hw x hw) to y (1 x 10), saved."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    gr = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def _tile_cnn(path, hw=24, ch=16):
+    """A small ResNet-like CNN (3 x 3 convs, a residual block, a strided block with a
+    1 x 1 downsampling conv, global pool, classifier) whose convs the latency
+    schedule's cost model tiles on the 4 x 4 test mesh."""
+    from onnx import helper
+
+    t = _weights(np.random.default_rng(0))
     inits = [t("W0", ch, 3, 3, 3), t("B0", ch), t("W1", ch, ch, 3, 3), t("B1", ch), t("W2", ch, ch, 3, 3), t("B2", ch),
              t("W3", 2 * ch, ch, 3, 3), t("B3", 2 * ch), t("W4", 2 * ch, 2 * ch, 3, 3), t("B4", 2 * ch),
              t("WD", 2 * ch, ch, 1, 1), t("BD", 2 * ch), t("WF", 10, 2 * ch), t("BF", 10)]
@@ -460,11 +476,7 @@ def _tile_cnn(path, hw=24, ch=16):
              node("Add", ["c4", "d"], ["a4"]), node("Relu", ["a4"], ["r4"]),
              node("GlobalAveragePool", ["r4"], ["g"]), node("Flatten", ["g"], ["f"]),
              node("Gemm", ["f", "WF", "BF"], ["y"], transB=1)]
-    gr = helper.make_graph(nodes, "tiles", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
-    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    _save_cnn(path, "tiles", nodes, inits, hw)
 
 
 def test_latency_tile_splits_match_onnxruntime_and_receive_bands(tmp_path, monkeypatch):
@@ -517,15 +529,10 @@ def _inverted_cnn(path, hw=24, ch=16, expand=4):
     """A MobileNetV2-like block: a 3 x 3 conv, a 3 x 3 expansion (as in fused
     inverted residuals), a depthwise 3 x 3 conv, a 1 x 1 projection added to the
     block's input, global pool, classifier."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper
 
-    rng = np.random.default_rng(0)
+    t = _weights(np.random.default_rng(0))
     hid = ch * expand
-
-    def t(name, *dims):
-        scale = 1.0 / np.sqrt(np.prod(dims[1:]))
-        return numpy_helper.from_array((rng.standard_normal(dims) * scale).astype(np.float32), name)
 
     inits = [t("W0", ch, 3, 3, 3), t("B0", ch), t("WE", hid, ch, 3, 3), t("BE", hid), t("WW", hid, 1, 3, 3),
              t("BW", hid), t("WP", ch, hid, 1, 1), t("BP", ch), t("WF", 10, ch), t("BF", 10)]
@@ -536,11 +543,7 @@ def _inverted_cnn(path, hw=24, ch=16, expand=4):
              node("Conv", ["rw", "WP", "BP"], ["p"]), node("Add", ["p", "r0"], ["a"]),
              node("GlobalAveragePool", ["a"], ["g"]), node("Flatten", ["g"], ["f"]),
              node("Gemm", ["f", "WF", "BF"], ["y"], transB=1)]
-    gr = helper.make_graph(nodes, "inverted", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, hw, hw])],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
-    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    _save_cnn(path, "inverted", nodes, inits, hw)
 
 
 def test_latency_tiles_only_where_every_reader_reads_tiles(tmp_path, monkeypatch):
