@@ -212,11 +212,16 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
             except MeshFitError:
                 pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
+        from nnx.mesh.latency import LATENCY_TILES
+
         for fill in LATENCY_FILLS:
-            try:
-                return replace(_compile_latency(main, tgt, target, fill), schedule="latency")
-            except MeshFitError:
-                pass  # a core overflowed: an emptier plan may fit
+            # a tiled plan that does not fit is planned again untiled at the same fill
+            # before an emptier one (tiles replicate weights: docs/mesh.md, "Tiles")
+            for tiles in (True, False) if LATENCY_TILES else (False,):
+                try:
+                    return replace(_compile_latency(main, tgt, target, fill, tiles), schedule="latency")
+                except MeshFitError:
+                    pass  # a core overflowed: an untiled or emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
     for fill in MEMORY_FILLS:
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
@@ -369,11 +374,12 @@ def _stage_modules(plan: Plan, main: func.FuncOp):
     return ios, modules, edges
 
 
-def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCompilation:
+def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float, tiles: bool = True) -> MeshCompilation:
     """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
     split over the cores its work can use, the parts folded onto the cores, each
-    core's program lowered in graph order (`_lower_in_order`). Raises MeshFitError
-    (`lowered`) when a core's program overflows."""
+    core's program lowered in graph order (`_lower_in_order`); `tiles`: convs tiled
+    where the cost model finds it faster (`latency.latency_tiles`). Raises
+    MeshFitError (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
     from nnx.mesh.core_memory import part_memories, replication_caps, stage_memories
     from nnx.mesh.latency import fold, latency_share, latency_shares
@@ -382,7 +388,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float) -> MeshCo
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    share = latency_shares(ops, tgt, LATENCY_WEIGHT_FILL) if LATENCY_COST_MODEL else latency_share
+    share = latency_shares(ops, tgt, LATENCY_WEIGHT_FILL, tiles) if LATENCY_COST_MODEL else latency_share
     if LATENCY_WEIGHT_FILL is not None and LATENCY_COST_MODEL:
         share = replication_caps(ops, share, tgt, LATENCY_WEIGHT_FILL * ncores * core_memory)
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)

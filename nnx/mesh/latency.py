@@ -83,7 +83,7 @@ LATENCY_PARTS_PER_CORE = 8.0
 LATENCY_LINK_RATIO = 4.0
 
 
-def latency_shares(ops: list, target, weight_fill: float | None = None) -> "OpShares":
+def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: bool | None = None) -> "OpShares":
     """The parts each op asks for under the latency schedule's cost model
     (docs/mesh.md, "Schedules"). An op's work is its one-core cycles
     (`graph_costs.op_unit_cycles`: a gemm bound by loading its weights counts those
@@ -97,7 +97,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None) -> "OpSh
     op gets the largest of their channel parts, so that the op follows them piece
     by piece (a residual add of a block's last conv and its downsampling conv).
     Convs whose tile split is faster by the same model get one (`latency_tiles`),
-    their replicated weights within `weight_fill` of the mesh's memory (None: no cap)."""
+    their replicated weights within `weight_fill` of the mesh's memory (None: no cap);
+    `tiles` False: none (None: LATENCY_TILES)."""
     from nnx.dialects.traits import Elementwise
     from nnx.graph_costs import op_unit_cycles
     from nnx.mesh.partition import OpShares, act_operands, nbytes
@@ -125,7 +126,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None) -> "OpSh
         top = max(channels[p] for p in prods)
         for p in prods:
             channels[p] = top
-    tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if LATENCY_TILES else ()
+    tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if (LATENCY_TILES if tiles is None else tiles) \
+        else ()
     return OpShares(tuple(rows), tuple(channels), tiles=tiles)
 
 
