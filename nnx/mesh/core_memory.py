@@ -245,6 +245,16 @@ def replication_caps(ops: list, shares, target, budget: float):
     return replace(shares, rows_max=tuple(caps))
 
 
+def place_part(cores: list[CoreMemory], k: int, pm: PartMemory, where: dict) -> None:
+    """Append part `pm` to core k of `cores`; `where`: item -> core of the parts placed
+    so far. A piece it receives from another core is held there for the whole
+    program (the sender keeps its result buffer)."""
+    cores[k].add(pm, lambda src: where.get(src) == k)
+    for key, b, src in pm.reads:
+        if src is not None and where.get(src, k) != k:
+            cores[where[src]].hold(key, b)
+
+
 def stage_memories(plan: Plan, memory: dict) -> list[CoreMemory]:
     """The live-range estimate of every stage of a plan (a core each, its items in
     the order it runs them; `memory`: `part_memories` of the plan), the pieces it
@@ -253,8 +263,5 @@ def stage_memories(plan: Plan, memory: dict) -> list[CoreMemory]:
     cores = [CoreMemory() for _ in plan.stages]
     for s in plan.stages:
         for it in s.items:
-            cores[s.index].add(memory[it], lambda src, k=s.index: stage_of.get(src) == k)
-            for key, b, src in memory[it].reads:
-                if src is not None and stage_of.get(src, s.index) != s.index:
-                    cores[stage_of[src]].hold(key, b)
+            place_part(cores, s.index, memory[it], stage_of)
     return cores

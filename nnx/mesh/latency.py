@@ -273,7 +273,7 @@ def fold(plan: Plan, width: int, height: int, budget: float,
     reuse (`core_memory.CoreMemory`: its parts' weights plus the most activation
     bytes live at once), and a part no core has room for goes where that estimate
     grows least."""
-    from nnx.mesh.core_memory import CoreMemory
+    from nnx.mesh.core_memory import CoreMemory, place_part
 
     n = width * height
     cores = [CoreMemory() for _ in range(n)] if memory is not None else None
@@ -307,10 +307,7 @@ def fold(plan: Plan, width: int, height: int, budget: float,
             if slot is None:  # the lowering decides
                 slot = min(order, key=lambda t: (i in held[t], _live_need(cores[t], items, memory, slot_of, t)))
             for it in items:
-                cores[slot].add(memory[it], lambda src: slot_of.get(src) == slot)
-                for key, b, src in memory[it].reads:  # a piece sent from another core is kept there
-                    if src is not None and slot_of.get(src, slot) != slot:
-                        cores[slot_of[src]].hold(key, b)
+                place_part(cores, slot, memory[it], slot_of)
         load[slot] += nb
         held[slot].add(i)
         for it in items:

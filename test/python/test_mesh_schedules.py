@@ -225,10 +225,7 @@ def test_received_pieces_in_place_compute_the_same_with_less(tmp_path, monkeypat
     got = {}
     for in_place in (False, True):
         monkeypatch.setattr(mesh_compile, "LATENCY_IN_PLACE", in_place)
-        comp = compile_for_mesh(_graph(path), TARGET, "bisect", schedule="latency")
-        d = tmp_path / f"in_place_{in_place}"
-        d.mkdir()
-        res = _run_mesh(comp, feeds, d)
+        comp, res = _latency_run(path, feeds, tmp_path / f"in_place_{in_place}")
         for name, ref in refs.items():
             np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
         instrs = sum(len(sec.program.instrs) for sec in comp.program.cores.values())
@@ -433,6 +430,14 @@ def test_throughput_pipeline_beats_the_proportional_schedule_in_a_stream(tmp_pat
                 assert group_of[i] - group_of[index[id(v.owner)]] <= 1
 
 
+def _latency_run(path, feeds, d):
+    """(compilation, run) of the model at `path` under the latency schedule on the
+    test mesh, its files in the new directory `d`."""
+    comp = compile_for_mesh(_graph(path), TARGET, "bisect", schedule="latency")
+    d.mkdir()
+    return comp, _run_mesh(comp, feeds, d)
+
+
 def _weights(rng):
     """A maker of named float32 initializers scaled by their fan-in."""
     from onnx import numpy_helper
@@ -501,10 +506,7 @@ def test_latency_tile_splits_match_onnxruntime_and_receive_bands(tmp_path, monke
     plans = {}
     for tiles in (True, False):
         monkeypatch.setattr(latency, "LATENCY_TILES", tiles)
-        comp = compile_for_mesh(_graph(path), TARGET, "bisect", schedule="latency")
-        d = tmp_path / f"tiles_{tiles}"
-        d.mkdir()
-        res = _run_mesh(comp, feeds, d)
+        comp, res = _latency_run(path, feeds, tmp_path / f"tiles_{tiles}")
         np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
         plans[tiles] = comp.plan
     assert "tile" not in plans[False].kinds
