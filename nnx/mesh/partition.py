@@ -435,10 +435,10 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
     def can_join(s: Stage, srcs: set[int]) -> bool:
         return all(t == s.index or not reaches(s.index, t) for t in srcs)
 
-    def row_sources(v: SSAValue, a: int, b: int, axis: int,
-                    load_window: bool = False) -> tuple[set[int], int, dict[int, int]]:
+    def row_sources(v: SSAValue, a: int, b: int, axis: int, load_window: bool = False,
+                    joined: bool = True) -> tuple[set[int], int, dict[int, int]]:
         """Stages holding rows [a, b) (along `axis`) of activation `v`, the bytes a
-        part holds for them (received pieces and, when several, their
+        part holds for them (received pieces and, when several and `joined`, their
         concatenation), and the bytes of the bands those stages slice to send
         (stage -> bytes). A graph input is loaded whole and its band sliced locally,
         or with `load_window`, only the band is loaded."""
@@ -454,7 +454,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if not whole:
                 st = where[(p, q)]
                 sliced[st] = sliced.get(st, 0) + per_row * (hi - lo) // piece_count(splits.get(p), axis)
-        return {where[(p, q)] for q, _, _, _ in pcs}, win * (1 if len(pcs) == 1 else 2), sliced
+        return {where[(p, q)] for q, _, _, _ in pcs}, win * (1 if len(pcs) == 1 or not joined else 2), sliced
 
     def plan_rows(i: int, op: Operation, ax, need: int) -> bool:
         """Split op i by output rows (nnx/mesh/rows.py) when its activations outweigh
@@ -575,9 +575,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             add(new_stage(True), i, p, srcs, pb, costs[i] * ts.fraction(p))
         return True
 
-    def plan_block(i: int, op: Operation, max_parts: int) -> bool:
-        """Split op i in 2-D (`block_split`), each part on a stage of its own; False:
-        no 2-D split fits."""
+    def plan_block(i: int, op: Operation, max_parts: int, want: int = 0) -> bool:
+        """Split op i in 2-D (`block_split`, `want` parts where it can), each part on
+        a stage of its own; False: no 2-D split fits."""
         acts = act_operands(op)
         if len(acts) != 1:
             return False
@@ -590,9 +590,11 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         # a graph input: every part loads only its input range from off-chip memory
         # (docs/mesh.md, "Inputs and outputs")
         load = producer(v) is None
-        outputs = red_splits.CHAINED_OUTPUTS if isinstance(share, list) else red_splits.REDUCTION_OUTPUTS
-        blk = red_splits.block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load)[1],
-                                     budget, max_parts, outputs)
+        # a schedule's parts share their cores: no rest of the core holds the sums
+        outputs = red_splits.CHAINED_OUTPUTS if isinstance(share, (list, OpShares)) else red_splits.REDUCTION_OUTPUTS
+        # a part multiplies each received piece of its range on its own: no join
+        blk = red_splits.block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load, False)[1],
+                                     budget, max_parts, outputs, want)
         if blk is None:
             return False
         if load:
@@ -603,7 +605,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         ib, ob = blk.inputs.bounds, blk.outputs.bounds
         bands = []
         for r in range(blk.ki):
-            srcs, band, sliced = row_sources(v, ib[r], ib[r + 1], axis, load)
+            srcs, band, sliced = row_sources(v, ib[r], ib[r + 1], axis, load, False)
             hold_bands(sliced)
             bands.append((srcs, band))
         w_bytes, out_bytes = const_bytes(op), sum(nbytes(r) for r in op.results)
@@ -679,6 +681,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if combine == "concat":  # fine enough pieces for a reduction split downstream
                 k = max(k, min(red_splits.pieces_for_reduction(op, axis, budget, ncores), size))
             if k > size or (k_mem > 1 and room <= 0):
+                if isinstance(share, OpShares) and combine == "concat" and plan_block(i, op, ncores, k_compute):
+                    continue  # the latency schedule: its parts side by side, short chains of sums
                 in_split = splits.get(producer(acts[0])) if len(acts) == 1 and producer(acts[0]) is not None else None
                 red = red_splits.reduction_split(op, acts, in_split if isinstance(in_split, Split) else None, budget)
                 if red is not None:

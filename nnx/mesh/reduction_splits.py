@@ -67,7 +67,7 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
 
 
 def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
-                max_parts: int, outputs: int = REDUCTION_OUTPUTS) -> BlockSplit | None:
+                max_parts: int, outputs: int = REDUCTION_OUTPUTS, want: int = 0) -> BlockSplit | None:
     """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
     most `max_parts`, whose every part fits `budget`: its band of input `act` along
     the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
@@ -75,8 +75,11 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
     sum live in the rest of the core, as for reduction splits). Ties go to the least traffic
     (the input sent to kj parts, the running sums passed ki - 1 times), then to
     input ranges that are runs of whole pieces of `in_split` (how `act` arrives;
-    no piece sliced by its producer), then to the shorter chain. None when no such
-    split exists."""
+    no piece sliced by its producer), then to the shorter chain. With `want` (the
+    parts the latency schedule's cost model asks for), the split instead has at
+    least `want` parts where it can, with the shortest chain (fewest ki): the parts
+    run side by side, and a chain's partial sums pass one after another. None when
+    no such split exists."""
     in_axis = reduction_axis(op, act)
     ax = split_axis(op)
     if in_axis is None or ax is None or ax[2] != "concat" or act_operands(op) != [act]:
@@ -97,10 +100,14 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
             band = max(band_bytes(ib[r], ib[r + 1]) for r in range(ki))
             w_frac = max(ib[r + 1] - ib[r] for r in range(ki)) / n_in
             kj = parts_needed(n_out, w_bytes * w_frac + outputs * out_bytes, budget - band)
+            if want:
+                kj = max(kj, min(n_out, max_parts // ki, -(-want // ki)))
             if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
                 continue
             sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
             key = (ki * kj, nbytes(act) * kj + out_bytes * (ki - 1), sliced, ki)
+            if want:
+                key = (max(0, want - ki * kj), ki, sliced) + key
             if best is None or key < best[0]:
                 best = (key, ib, kj)
     if best is None:

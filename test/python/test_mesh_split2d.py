@@ -249,3 +249,57 @@ def test_output_split_needing_more_parts_than_cores_is_split_in_2d(tmp_path, mon
     monkeypatch.setattr(reduction_splits, "block_split", lambda *a, **k: None)
     plan = partition.plan_partition(ops, 16, 49152, 1.0, MEMORY_FILL, list(main.body.block.last_op.operands))
     assert plan.kinds[big] == "split" and plan.splits[big].k > 16
+
+
+def _ffn_model(path):
+    """x (64x32) -> matmul 32 -> 256 -> relu -> matmul 256 -> 32 (a transformer's
+    feed-forward block): the second matmul's input (64 KiB) is too big for the
+    planned fill of a 32 KiB core, its output (8 KiB) is not."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+
+    def t(name, *dims, s=0.2):
+        return numpy_helper.from_array((rng.standard_normal(dims) * s).astype(np.float32), name)
+
+    nodes = [helper.make_node("MatMul", ["x", "W1"], ["h"], name="up"),
+             helper.make_node("Relu", ["h"], ["hr"], name="act"),
+             helper.make_node("MatMul", ["hr", "W2"], ["y"], name="down")]
+    _save(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 32])],
+          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 32])], [t("W1", 32, 256), t("W2", 256, 32)])
+    return {"x": rng.standard_normal((64, 32)).astype(np.float32)}
+
+
+def test_latency_splits_a_reduction_in_2d_with_a_short_chain(tmp_path):
+    """An op whose input is too big for one core: `stages` chains partial sums over
+    a reduction split (part i waits for the sum of parts 0..i-1: the parts run one
+    after another); the latency schedule, whose parts share cores and should run
+    side by side, splits it in 2-D with the shortest chain that fits (and at least
+    the parts its cost model asks for), each part planning room for its partial
+    product, the running sum and their sum. Both match onnxruntime, and the 2-D
+    split's chain is shorter and finishes the inference sooner."""
+    import onnxruntime as ort
+
+    path = str(tmp_path / "m.onnx")
+    feeds = _ffn_model(path)
+    target = _target(tmp_path)
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    stages = compile_for_mesh(module, target, "bisect", schedule="stages")
+    module = api.import_onnx(path, None, 1)
+    api.run_pipeline(module, GRAPH_PASSES, verify_each=False)
+    latency = compile_for_mesh(module, target, schedule="latency")
+    assert latency.schedule == "latency"
+    down = [i for i, op in enumerate(stages.plan.ops) if op.name == "graph.matmul"][-1]
+    assert stages.plan.kinds[down] == "reduce"
+    chain = stages.plan.reductions[down].k
+    assert latency.plan.kinds[down] == "block"
+    blk = latency.plan.blocks[down]
+    assert 2 <= blk.ki < chain and blk.kj >= 2
+    ref = ort.InferenceSession(path).run(None, feeds)[0]
+    got = {}
+    for name, comp in (("stages", stages), ("latency", latency)):
+        res = _run(comp, target, feeds, tmp_path)
+        np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
+        got[name] = res.latency_cycles
+    assert got["latency"] < got["stages"], got
