@@ -19,8 +19,8 @@ and, with `asm=FILE`, writes the mesh assembly FILE and its weights file (FILE w
 `.data` for `.s`) atomically; without it the module carries the program as
 `nnx.mesh.asm` (text) and `nnx.mesh.data` (bytes), which nnx-compile writes.
 
-`schedule` (docs/mesh.md, "Schedules"): `stages` (the default, above: one core per
-stage for the whole program), `latency` (nnx/mesh/latency.py: every op over the
+`schedule` (docs/mesh.md, "Schedules"): `stages` (above: one core per
+stage for the whole program), `latency` (the default, nnx/mesh/latency.py: every op over the
 cores its work can use, each core running parts of many layers one after another;
 a graph it does not fit is compiled as `stages`), `throughput` (nnx/mesh/pipeline.py:
 a layer pipeline for a stream of inputs, groups of consecutive layers on core counts

@@ -20,4 +20,4 @@ One concept per module:
 #: the mesh schedule (docs/mesh.md, "Schedules"; nnx/mesh/compile.py SCHEDULES) of
 #: nnx-compile's `--objective`, `lower-to-mesh{schedule}` and the Python entries
 #: when none is named
-DEFAULT_SCHEDULE = "stages"
+DEFAULT_SCHEDULE = "latency"
