@@ -581,18 +581,12 @@ def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True, reuse: 
     `first_use`, received input -> position of the first instruction using it;
     `concat_in_place`: received pieces written into the value they make up, no concat
     copy, docs/mesh.md "Received pieces in place")."""
-    from nnx.api import program_from_chip
     from nnx.ir_io import make_context
-    from nnx.passes.chip_allocate import FIRST_USE_ATTR, chip_programs
     from nnx.passes.lower_to_chip import LowerToChipPass
 
-    LowerToChipPass(target=target, schedule=schedule, reuse=bool(reuse), reuse_limit=reuse,
-                    reuse_inputs=tuple(received), concat_in_place=concat_in_place).apply(make_context(), mod)
-    first = {op.sym_name.data: op.attributes[FIRST_USE_ATTR].data
-             for op in chip_programs("lower-to-mesh", mod)[0].body.block.ops if FIRST_USE_ATTR in op.attributes}
-    prog = program_from_chip(mod, tgt, "core.s")
-    prog.first_use = first
-    return prog
+    return LowerToChipPass(target=target, schedule=schedule, reuse=bool(reuse), reuse_limit=reuse,
+                           reuse_inputs=tuple(received), concat_in_place=concat_in_place).program(
+        make_context(), mod, tgt, "core.s")
 
 
 def _largest_op(plan: Plan, stage: Stage, returned: list):
