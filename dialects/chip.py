@@ -780,16 +780,21 @@ def check_instrs(sb: int, instrs: list[Instr], target: Any) -> list[str]:
     if sb > target.storage.bytes:
         errors.append(f"chip.program: storage_bytes {sb} exceeds the target's storage ({target.storage.bytes} bytes)")
     units = set(target.unit_names())
+    caps: dict[str, int] = {}
+    ends: dict[Tile, int] = {}  # (an instruction's tiles recur in many others)
     for ins in instrs:
-        name = _op_class(ins.mnemonic).name
         if ins.unit not in units:
-            errors.append(f"{name}: unit {ins.unit} does not exist in target '{target.name}'")
+            errors.append(f"{_op_class(ins.mnemonic).name}: unit {ins.unit} does not exist in target '{target.name}'")
         for t in ins.tiles():
             if t.space == "S" or is_symbolic(t):
                 continue
-            cap = target.cache_bytes(t.space)
-            if t.end > cap:
-                errors.append(f"{name}: tile {t.text()} ends at byte {t.end}, beyond the "
+            end, cap = ends.get(t), caps.get(t.space)
+            if end is None:
+                end = ends[t] = t.end
+            if cap is None:
+                cap = caps[t.space] = target.cache_bytes(t.space)
+            if end > cap:
+                errors.append(f"{_op_class(ins.mnemonic).name}: tile {t.text()} ends at byte {end}, beyond the "
                               f"{target.cache(t.space).name} cache ({cap} bytes)")
     return errors
 

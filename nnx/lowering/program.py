@@ -22,7 +22,6 @@ their accesses -- and the functions here do the passes' work on it:
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,12 +121,20 @@ def allocate(lp: LoweredProgram, pass_name: str, reuse: bool = False, reuse_limi
     lp.inputs = [(n, tile(t, None)) for n, t in lp.inputs]
     lp.consts = [(n, tile(t, None), v) for n, t, v in lp.consts]
     lp.outputs = [(n, tile(t, None)) for n, t in lp.outputs]
+    def symbolic(tiles) -> bool:
+        return any(t is not None and t.space[0] == "@" for t in tiles)
+
     entries = []
     for ins, reads, writes in lp.entries:
-        new = Instr(ins.unit, ins.mnemonic, [tile(t, None) for t in ins.dsts], [tile(t, None) for t in ins.srcs],
-                    ins.attrs, {k: tile(v, None) if isinstance(v, Tile) else v for k, v in ins.opts.items()},
-                    ins.token)
-        entries.append((new, [access(a) for a in reads], [access(a) for a in writes]))
+        if symbolic(ins.dsts) or symbolic(ins.srcs) or symbolic(v for v in ins.opts.values() if isinstance(v, Tile)):
+            ins = Instr(ins.unit, ins.mnemonic, [tile(t, None) for t in ins.dsts], [tile(t, None) for t in ins.srcs],
+                        ins.attrs, {k: tile(v, None) if isinstance(v, Tile) else v for k, v in ins.opts.items()},
+                        ins.token)
+        if any(a[0] == "S" for a in reads):
+            reads = [access(a) for a in reads]
+        if any(a[0] == "S" for a in writes):
+            writes = [access(a) for a in writes]
+        entries.append((ins, reads, writes))
     lp.entries = entries
     lp.buffers = []
 
@@ -238,21 +245,21 @@ def _attr_value(v):
 
 
 def _isa_tile(t: Tile | None) -> Tile | None:
-    return None if t is None else _tile(t)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _tile(t: Tile) -> Tile:
-    """`TileAttr.of(t).tile()`: Python integers, no empty strides."""
-    return Tile(t.space, int(t.offset), tuple(int(d) for d in t.shape), t.dtype,
-                tuple(int(s) for s in t.strides) if t.strides else None)
+    """`TileAttr.of(t).tile()`: no empty strides (integers print alike whatever
+    their type)."""
+    return t if t is None or t.strides is None or t.strides else Tile(t.space, t.offset, t.shape, t.dtype)
 
 
 def isa_instr(ins: Instr) -> Instr:
     """`instr_op(ins).to_instr()` without building the op: the same tiles, the
-    parameters as their attributes give them back, the options in the op's order."""
-    if ins.mnemonic in ("SIGNAL", "WAIT"):
-        return Instr(ins.unit, ins.mnemonic, [], [], {}, {}, ins.token)
-    opts = {k: (True if k == "acc" else _isa_tile(ins.opts[k])) for k in _OPTS if k in ins.opts}
-    return Instr(ins.unit, ins.mnemonic, [_isa_tile(t) for t in ins.dsts], [_isa_tile(t) for t in ins.srcs],
-                 {k: _attr_value(v) for k, v in ins.attrs.items()}, opts, ins.token)
+    parameters as their attributes give them back, the options in the op's order
+    (`ins` itself when that changes nothing)."""
+    attrs, opts, dsts, srcs = ins.attrs, ins.opts, ins.dsts, ins.srcs
+    if any(t is not None and t.strides == () for t in dsts) or any(t is not None and t.strides == () for t in srcs):
+        dsts, srcs = [_isa_tile(t) for t in dsts], [_isa_tile(t) for t in srcs]
+    elif not attrs and not opts:
+        return ins
+    if opts:
+        opts = {k: (True if k == "acc" else _isa_tile(opts[k])) for k in _OPTS if k in opts}
+    return Instr(ins.unit, ins.mnemonic, list(dsts), list(srcs), {k: _attr_value(v) for k, v in attrs.items()},
+                 opts, ins.token)
