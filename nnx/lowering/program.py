@@ -85,9 +85,9 @@ def allocate(lp: LoweredProgram, pass_name: str, reuse: bool = False, reuse_limi
         return
     if reuse:
         def touched(ins, reads, writes):
-            names = [_buffer_of(t) for t in ins.tiles()]
-            return [n for n in names if n is not None] + [a[1] for a in reads + writes
-                                                          if a[0] == "S" and isinstance(a[1], str)]
+            names = [t.space[1:] for t in ins.tiles() if t.space[0] == "@"]
+            names += [a[1] for a in reads if a[0] == "S" and isinstance(a[1], str)]
+            return names + [a[1] for a in writes if a[0] == "S" and isinstance(a[1], str)]
 
         live = live_ranges_of(touched(*e) for e in lp.entries)
         reusable, lp.first_use = reuse_plan(lp.buffers, live, [(n, _buffer_of(t)) for n, t in lp.inputs],
@@ -99,12 +99,11 @@ def allocate(lp: LoweredProgram, pass_name: str, reuse: bool = False, reuse_limi
     tiles: dict[Tile, Tile] = {}
 
     def tile(t: Tile | None, at) -> Tile | None:
-        name = _buffer_of(t)
-        if name is None:
+        if t is None or t.space[0] != "@":
             return t
         got = tiles.get(t)
         if got is None:
-            base = addr.get(name)
+            base = addr.get(t.space[1:])
             if base is None:
                 raise PassError(f"{pass_name}: tile {t.text()} points into {t.space}, which is not a chip.buffer", at)
             got = tiles[t] = Tile("S", base + t.offset, t.shape, t.dtype, t.strides)
@@ -121,6 +120,7 @@ def allocate(lp: LoweredProgram, pass_name: str, reuse: bool = False, reuse_limi
     lp.inputs = [(n, tile(t, None)) for n, t in lp.inputs]
     lp.consts = [(n, tile(t, None), v) for n, t, v in lp.consts]
     lp.outputs = [(n, tile(t, None)) for n, t in lp.outputs]
+
     def symbolic(tiles) -> bool:
         return any(t is not None and t.space[0] == "@" for t in tiles)
 

@@ -1,16 +1,17 @@
 """The core programs of a mesh compilation lowered side by side (docs/mesh.md,
 "Compilation time").
 
-Every core's module is lowered by the single-core chip passes on its own
-(`compile._lower_stage`): the lowering of one depends only on its module and the
-target, so the programs can be lowered in any order and in any process. The
-latency schedule lowers a program for every core of the mesh (ResNet-18 on 16 x 16
-cores: 256 programs of about 60 op parts, seconds each), so `lower_cores` runs them
-over a local process pool (the project's executor, nnx/executor.py). The workers
-are forked from this process: they inherit the stage modules (xDSL IR does not
-pickle) and the weights' resource blobs, and send back the lowered programs (plain
-data). The programs are the same bytes as when lowered one after another in this
-process (test/python/test_mesh_schedules.py).
+Every core's module is built (`core_graph.build_stage_module`) and lowered by the
+single-core chip passes (`compile._lower_stage`) on its own: the program of one
+depends only on the plan and the target, so the programs can be made in any order
+and in any process. The latency schedule lowers a program for every core of the
+mesh (ResNet-18 on 16 x 16 cores: 256 programs of about 60 op parts, seconds each),
+so `lower_cores` runs the jobs over a local process pool (the project's executor,
+nnx/executor.py). The workers are forked from this process: they inherit the plan
+and the graph (xDSL IR does not pickle) and the weights' resource blobs, build the
+stage modules and send back the lowered programs (plain data). The programs are
+the same bytes as when made one after another in this process
+(test/python/test_mesh_schedules.py).
 
 A lowering that raises in a worker is run again in this process, so its error is
 the one the sequential lowering gives (an exception carrying IR may not pickle).
@@ -41,19 +42,17 @@ def core_workers() -> int:
 
 def _lower_job(s: int):
     """(s, the program of job s), or (s, None) when its lowering raised."""
-    from nnx.mesh.compile import _lower_stage
-
     try:
-        prog = _lower_stage(*_JOBS[s])
+        prog = _JOBS[s](s)
         return s, _FINISH[0](s, prog) if _FINISH else prog
     except Exception:  # noqa: BLE001 - lowered again in the parent, which raises it
         return s, None
 
 
-def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0,
+def lower_cores(jobs: Sequence[Callable[[int], object]], order: Sequence[int], workers: int = 0,
                 finish: Callable | None = None) -> Iterator[tuple[int, object]]:
-    """(s, program) for each `compile._lower_stage` argument tuple `jobs[s]`, s in
-    `order` (the caller may stop early: the jobs not started are dropped); with
+    """(s, program) for each job, the program `jobs[s](s)` (a stage's module built and
+    lowered: `compile._lower_in_order`), s in `order` (the caller may stop early: the jobs not started are dropped); with
     `finish`, the program is `finish(s, lowered program)`, run where it was lowered
     (the NoC messages added in the workers: docs/mesh.md, "Compilation time"). With
     `workers` (0: `core_workers()`) above 1 and at least MIN_PARALLEL jobs, the
@@ -62,10 +61,9 @@ def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0,
     import gc
 
     from nnx.lowering.plan_memo import plan_memo
-    from nnx.mesh.compile import _lower_stage
 
     def lower(s: int):
-        prog = _lower_stage(*jobs[s])
+        prog = jobs[s](s)
         return finish(s, prog) if finish else prog
 
     workers = workers or core_workers()
