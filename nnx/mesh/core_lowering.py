@@ -40,6 +40,30 @@ def core_workers() -> int:
     return max(1, int(n)) if n and n.isdigit() else default_workers()
 
 
+def _tile_args(t):
+    from nnx.sim.isa import Tile
+
+    return Tile, (t.space, t.offset, t.shape, t.dtype, t.strides)
+
+
+def _instr_args(i):
+    from nnx.sim.isa import Instr
+
+    return Instr, (i.unit, i.mnemonic, i.dsts, i.srcs, i.attrs, i.opts, i.token, i.line, i.comment)
+
+
+def _send_plainly() -> None:
+    """Tiles and instructions travel from the workers as their constructors'
+    arguments: a lowered program has thousands of each, and a frozen dataclass's
+    default pickling sets every field through Python (a third of the transfer)."""
+    from multiprocessing.reduction import ForkingPickler
+
+    from nnx.sim.isa import Instr, Tile
+
+    ForkingPickler.register(Tile, _tile_args)
+    ForkingPickler.register(Instr, _instr_args)
+
+
 def _lower_job(s: int):
     """(s, the program of job s), or (s, None) when its lowering raised."""
     try:
@@ -81,6 +105,7 @@ def lower_cores(jobs: Sequence[Callable[[int], object]], order: Sequence[int], w
                 return
             from nnx.executor import run_points
 
+            _send_plainly()
             _JOBS[:] = jobs
             _FINISH[:] = [finish] if finish else []
             try:
