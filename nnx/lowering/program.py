@@ -150,10 +150,11 @@ def synchronised(pass_name: str, deps) -> list[Instr]:
     signals, waits = sync_tokens(deps.units, deps.preds, range(len(deps.ops)))
     out: list[Instr] = []
     for i, ins in enumerate(deps.ops):
-        unit = deps.units[i]
-        out.extend(Instr(unit, "WAIT", token=tok) for tok in waits.get(i, ()))
+        if i in waits:
+            out.extend(Instr(deps.units[i], "WAIT", token=tok) for tok in waits[i])
         out.append(ins)
-        out.extend(Instr(unit, "SIGNAL", token=tok) for tok in signals.get(i, ()))
+        if i in signals:
+            out.extend(Instr(deps.units[i], "SIGNAL", token=tok) for tok in signals[i])
     return out
 
 
