@@ -311,6 +311,8 @@ def sync_tokens(units: Sequence[str], preds: Sequence[Sequence[int]],
         count[u] = qpos[i] + 1
     know: dict[str, dict[str, int]] = {}
     ivc: list[dict[str, int] | None] = [None] * n
+    # the knowledge at an instruction is read only where another unit waits for it
+    signalled = {p for i in order for p in preds[i] if units[p] != units[i]}
     signals: dict[int, list[str]] = {}
     waits: dict[int, list[str]] = {}
     ntok = 0
@@ -334,7 +336,8 @@ def sync_tokens(units: Sequence[str], preds: Sequence[Sequence[int]],
                 if k.get(kk, -1) < vv:
                     k[kk] = vv
             k[up] = qpos[p]
-        ivc[i] = dict(k)
+        if i in signalled:
+            ivc[i] = dict(k)
         k[u] = qpos[i]
     return signals, waits
 

@@ -223,6 +223,8 @@ def _key(v):
     """A memo key telling apart values that compare equal but print differently
     (1, 1.0, True); None for values not remembered (arrays)."""
     if isinstance(v, (list, tuple)):
+        if all(type(x) is int for x in v):  # (the common case, at once)
+            return (type(v), int, tuple(v))
         keys = tuple(_key(x) for x in v)
         return None if None in keys else (type(v), keys)
     if isinstance(v, (int, float, str, bool)):
