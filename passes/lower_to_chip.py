@@ -94,7 +94,6 @@ class LowerToChipPass(ModulePass):
         `nnx.lowering.program.LoweredProgram` with its `instrs`); the module keeps its
         functions (rewritten by the graph rewrites with `schedule`). `apply` puts its
         chip.program in their place."""
-        from nnx.sim.timing import replay
         from nnx.target import load_pass_target
 
         plain = op.clone() if self.schedule and self.keep_faster else None
@@ -103,7 +102,7 @@ class LowerToChipPass(ModulePass):
             return lp
         other = self._lower(ctx, plain, False)
         target = load_pass_target(self.name, self.target)
-        return other if replay(other.instrs, target).cycles < replay(lp.instrs, target).cycles else lp
+        return other if instrs_cycles(other.instrs, target) < instrs_cycles(lp.instrs, target) else lp
 
     def program(self, ctx: Context, op: ModuleOp, target, asm_path: str = "prog.s"):
         """The `nnx.api.Program` of the module's @main checked against the loaded
@@ -168,9 +167,16 @@ def program_cycles(module: ModuleOp, target_path: str = "") -> int:
     """Simulated cycles of the module's chip.programs, one after another (the
     simulator's timing without values, `nnx.sim.timing.replay`)."""
     from nnx.passes.chip_allocate import chip_programs
-    from nnx.sim.timing import replay
     from nnx.target import load_pass_target
 
     target = load_pass_target(LowerToChipPass.name, target_path)
-    return sum(replay([i.to_instr() for i in prog.instructions()], target).cycles
+    return sum(instrs_cycles([i.to_instr() for i in prog.instructions()], target)
                for prog in chip_programs(LowerToChipPass.name, module))
+
+
+def instrs_cycles(instrs: list, target) -> int:
+    """Simulated cycles of a program's instructions on the loaded `target` (what
+    `keep-faster` compares)."""
+    from nnx.sim.timing import replay
+
+    return replay(instrs, target).cycles
