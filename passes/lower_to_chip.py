@@ -20,7 +20,11 @@ data (docs/sparse-mapping.md).
 
 The lowering machinery is the package `nnx.lowering` (one concern per module: storage,
 cache slots and heaps, residency, fusion, grouped channel chains, data movement,
-compute tiling, sparse weights, dependencies).
+compute tiling, sparse weights, dependencies). The composite runs the four passes'
+work on the program as plain data (nnx/lowering/program.py) and builds the
+`chip.program` once at the end; `LowerToChipPass.program` assembles the program
+without building chip IR at all (the mesh compiler's core lowerings: docs/mesh.md,
+"Compilation time").
 
 With schedule=true the module is lowered a second time as with schedule=false (no
 graph rewrites, no list scheduling) and the program whose simulated cycles are fewer

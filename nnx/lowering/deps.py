@@ -492,7 +492,8 @@ def emitted_dependencies(program, entries: Sequence[tuple[Instr, Sequence[Access
     accesses it emitted (`entries`: (instruction, reads, writes) in emitted order, one
     per instruction op of `program`, still in that order): the DAG that
     `instruction_dependencies` would parse back from `nnx.access`, without the
-    parsing (the composite lower-to-chip uses it)."""
+    parsing (the composite lower-to-chip computes the same from its plain data,
+    nnx/lowering/program.py)."""
     ops = program.instructions()
     if len(ops) != len(entries):
         raise ValueError("internal: the program does not hold the emitted instructions")
