@@ -79,7 +79,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from nnx.sim.isa import DTYPES, Instr, Tile, check_instr, check_tile
+from nnx.sim.isa import DTYPES, Instr, MPU_KINDS, Tile, check_instr, check_tile
 from nnx.types import mlir_type_of_name, name_of_type
 
 # --------------------------------------------------------------------------------------
@@ -745,20 +745,18 @@ _BY_MNEMONIC: dict[str, type[ChipInstrOp]] = {
 }
 
 
+def _op_class(mnemonic: str) -> type[ChipInstrOp]:  # the op of an ISA mnemonic
+    return _BY_MNEMONIC.get(mnemonic) or (MpuOp if mnemonic in MPU_KINDS else VpuOp)
+
+
 def instr_op(ins: Instr) -> ChipInstrOp:
     """The chip op of an ISA instruction (the builder lowering passes use)."""
     from nnx.dialects.graph import python_to_attr
 
-    from nnx.sim.isa import MPU_KINDS
-
-    props: dict[str, Attribute] = {
-        "unit": StringAttr(ins.unit),
-        "dsts": _tiles_attr(ins.dsts),
-        "srcs": _tiles_attr(ins.srcs),
-    }
-    cls = _BY_MNEMONIC.get(ins.mnemonic)
-    if cls is None:
-        cls = MpuOp if ins.mnemonic in MPU_KINDS else VpuOp
+    props: dict[str, Attribute] = {"unit": StringAttr(ins.unit), "dsts": _tiles_attr(ins.dsts),
+                                   "srcs": _tiles_attr(ins.srcs)}
+    cls = _op_class(ins.mnemonic)
+    if cls.HEAD is not None:
         props["kind"] = StringAttr(ins.mnemonic)
     if ins.attrs:
         props["params"] = DictionaryAttr({k: python_to_attr(v) for k, v in ins.attrs.items()})
@@ -772,49 +770,38 @@ def instr_op(ins: Instr) -> ChipInstrOp:
 def check_program(program: ProgramOp, target: Any, instrs: list | None = None) -> list[str]:
     """Target-dependent problems of a program (empty list: it fits the target);
     `instrs`: its instructions already made `Instr`s (`op.to_instr()`, in order)."""
+    instrs = instrs if instrs is not None else [op.to_instr() for op in program.instructions()]
+    return check_instrs(program.storage_bytes.value.data, instrs, target)
+
+
+def check_instrs(sb: int, instrs: list[Instr], target: Any) -> list[str]:
+    """`check_program` of a program of `sb` storage bytes and these instructions."""
     errors: list[str] = []
-    sb = program.storage_bytes.value.data
     if sb > target.storage.bytes:
         errors.append(f"chip.program: storage_bytes {sb} exceeds the target's storage ({target.storage.bytes} bytes)")
     units = set(target.unit_names())
-    ops = list(program.instructions())
-    for op, ins in zip(ops, instrs if instrs is not None else (op.to_instr() for op in ops)):
+    caps: dict[str, int] = {}
+    ends: dict[Tile, int] = {}  # (an instruction's tiles recur in many others)
+    for ins in instrs:
         if ins.unit not in units:
-            errors.append(f"{op.name}: unit {ins.unit} does not exist in target '{target.name}'")
+            errors.append(f"{_op_class(ins.mnemonic).name}: unit {ins.unit} does not exist in target '{target.name}'")
         for t in ins.tiles():
             if t.space == "S" or is_symbolic(t):
                 continue
-            cap = target.cache_bytes(t.space)
-            if t.end > cap:
-                errors.append(
-                    f"{op.name}: tile {t.text()} ends at byte {t.end}, beyond the "
-                    f"{target.cache(t.space).name} cache ({cap} bytes)"
-                )
+            end, cap = ends.get(t), caps.get(t.space)
+            if end is None:
+                end = ends[t] = t.end
+            if cap is None:
+                cap = caps[t.space] = target.cache_bytes(t.space)
+            if end > cap:
+                errors.append(f"{_op_class(ins.mnemonic).name}: tile {t.text()} ends at byte {end}, beyond the "
+                              f"{target.cache(t.space).name} cache ({cap} bytes)")
     return errors
 
 
 Chip = Dialect(
     "chip",
-    [
-        ProgramOp,
-        BufferOp,
-        InputOp,
-        OutputOp,
-        ConstOp,
-        LoadOp,
-        StoreOp,
-        MoveOp,
-        GatherOp,
-        MpuOp,
-        VpuOp,
-        FillOp,
-        ConnOp,
-        ConvertOp,
-        CombineOp,
-        ExpandOp,
-        CompactOp,
-        SignalOp,
-        WaitOp,
-    ],
+    [ProgramOp, BufferOp, InputOp, OutputOp, ConstOp, LoadOp, StoreOp, MoveOp, GatherOp, MpuOp, VpuOp, FillOp,
+     ConnOp, ConvertOp, CombineOp, ExpandOp, CompactOp, SignalOp, WaitOp],
     [TileAttr],
 )

@@ -67,28 +67,48 @@ def live_ranges(prog) -> dict[str, tuple[int, int]]:
     from nnx.dialects.chip import ChipInstrOp, TileAttr
     from nnx.lowering.deps import ACCESS_ATTR, parse_accesses
 
-    out: dict[str, tuple[int, int]] = {}
-
-    def touch(name: str, k: int) -> None:
-        lo, _ = out.get(name, (k, k))
-        out[name] = (lo, k)
-
-    for k, op in enumerate(o for o in prog.body.block.ops if isinstance(o, ChipInstrOp)):
-        for key in ("dsts", "srcs"):
-            for a in op.properties[key].data:
-                if isinstance(a, TileAttr) and a.space.data.startswith("@"):
-                    touch(a.space.data[1:], k)
+    def touched(op) -> list[str]:
+        names = [a.space.data[1:] for key in ("dsts", "srcs") for a in op.properties[key].data
+                 if isinstance(a, TileAttr) and a.space.data.startswith("@")]
         for key in ("nmask", "wmask"):
             a = op.properties.get(key)
             if isinstance(a, TileAttr) and a.space.data.startswith("@"):
-                touch(a.space.data[1:], k)
+                names.append(a.space.data[1:])
         acc = op.attributes.get(ACCESS_ATTR)
         if acc is not None and "S:@" in acc.data:
             reads, writes = parse_accesses(acc.data)
-            for a in reads + writes:
-                if a[0] == "S" and isinstance(a[1], str):
-                    touch(a[1], k)
+            names += [a[1] for a in reads + writes if a[0] == "S" and isinstance(a[1], str)]
+        return names
+
+    return live_ranges_of(touched(o) for o in prog.body.block.ops if isinstance(o, ChipInstrOp))
+
+
+def live_ranges_of(touched) -> dict[str, tuple[int, int]]:
+    """Buffer name -> (first, last) k whose `touched[k]` (the buffer names the
+    instruction at k touches) names it."""
+    out: dict[str, tuple[int, int]] = {}
+    for k, names in enumerate(touched):
+        for name in names:
+            lo = out.get(name)
+            out[name] = (k if lo is None else lo[0], k)
     return out
+
+
+def reuse_plan(listed: list[tuple[str, int, str]], live: dict[str, tuple[int, int]],
+               inputs: list[tuple[str, str | None]], reuse_inputs: frozenset[str]) -> tuple[set[str], dict[str, int]]:
+    """(the buffers whose memory is reused, input symbol -> the position of its first
+    use) for `allocate_program` with `reuse`: the intermediate buffers and the input
+    buffers touched by an instruction whose every input symbol (`inputs`: (symbol,
+    its buffer or None)) is in `reuse_inputs` -- several symbols: arguments written
+    into one concat's buffer, chip-lower's concat_in_place --, where their data
+    must arrive (nnx/mesh/stitch.py)."""
+    syms: dict[str, list[str]] = {}
+    for sym, buf in inputs:
+        if buf is not None:
+            syms.setdefault(buf, []).append(sym)
+    syms = {buf: names for buf, names in syms.items() if buf in live and all(n in reuse_inputs for n in names)}
+    first_use = {n: live[buf][0] for n, buf in inputs if buf in syms}
+    return {n for n, _, kind in listed if kind == "intermediate" or (kind == "input" and n in syms)}, first_use
 
 
 def reused_addresses(buffers: list[tuple[str, int, str]], live: dict[str, tuple[int, int]],
@@ -181,19 +201,12 @@ def allocate_program(pass_name: str, prog, reuse: bool = False, reuse_limit: int
     listed = [(b.sym_name.data, b.bytes.value.data, b.kind.data) for b in bufs]
     if reuse:
         live = live_ranges(prog)
-        # the input symbols of each buffer (several: arguments written into one
-        # concat's buffer, chip-lower's concat_in_place); its memory is reused only
-        # when every one is written while the program runs
-        syms: dict[str, list] = {}
-        for op in prog.body.block.ops:
-            if isinstance(op, InputOp) and op.tile.space.data.startswith("@"):
-                syms.setdefault(op.tile.space.data[1:], []).append(op)
-        syms = {name: ops for name, ops in syms.items()
-                if name in live and all(op.sym_name.data in reuse_inputs for op in ops)}
-        for name, ops in syms.items():  # where the data must arrive (nnx/mesh/stitch.py)
-            for op in ops:
-                op.attributes[FIRST_USE_ATTR] = IntAttr(live[name][0])
-        reusable = {n for n, _, kind in listed if kind == "intermediate" or (kind == "input" and n in syms)}
+        inputs = [op for op in prog.body.block.ops if isinstance(op, InputOp)]
+        reusable, first_use = reuse_plan(listed, live, [(op.sym_name.data, op.tile.buffer) for op in inputs],
+                                         reuse_inputs)
+        for op in inputs:
+            if op.sym_name.data in first_use:
+                op.attributes[FIRST_USE_ATTR] = IntAttr(first_use[op.sym_name.data])
         addr, storage_bytes = reused_addresses(listed, live, reusable, reuse_limit)
     else:
         addr, storage_bytes = buffer_addresses(listed)

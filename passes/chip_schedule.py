@@ -59,11 +59,22 @@ def schedule_program(pass_name: str, prog, target, deps: "Dependencies | None" =
     lower-to-chip hands them on instead of computing them again). `deps`: the
     program's dependencies when the caller has them, else read from the IR."""
     from nnx.lowering.deps import instruction_dependencies
-    from nnx.schedule import best_order, critical_path, estimate_cycles
 
     if deps is None:
         check_unsynchronised(pass_name, prog)
         deps = instruction_dependencies(prog)
+    order = schedule_order(pass_name, target, deps)
+    if order == list(range(len(order))):
+        return deps
+    reorder_instructions(prog, deps.ops, order)
+    return deps.reordered(order)
+
+
+def schedule_order(pass_name: str, target, deps: "Dependencies") -> list[int]:
+    """The list scheduler's order of the instructions of `deps` (indices into its
+    block order; the given order when the cost model times it no slower)."""
+    from nnx.schedule import best_order, critical_path, estimate_cycles
+
     bad = deps.order_violation()
     if bad is not None:
         raise PassError(f"{pass_name}: the block order puts instruction {bad[0]} before its dependency {bad[1]}",
@@ -79,10 +90,7 @@ def schedule_program(pass_name: str, prog, target, deps: "Dependencies | None" =
             crit[(deps.units[i], deps.instrs[i].mnemonic)] += cost[i]
         print(f"{pass_name}: critical path: " + ", ".join(f"{u} {m} {c}" for (u, m), c in crit.most_common()),
               file=sys.stderr)
-    if order == list(range(len(order))):
-        return deps
-    reorder_instructions(prog, deps.ops, order)
-    return deps.reordered(order)
+    return order
 
 
 @dataclass(frozen=True)

@@ -38,12 +38,7 @@ def synchronise_program(pass_name: str, prog, deps=None) -> None:
     if deps is None:
         check_unsynchronised(pass_name, prog)
         deps = instruction_dependencies(prog)
-    bad = deps.order_violation()
-    if bad is not None:
-        i, p = bad
-        raise PassError(f"{pass_name}: the instruction at position {i} ({deps.instrs[i].unit} {deps.instrs[i].mnemonic}) "
-                        f"comes before the one it depends on at position {p} ({deps.instrs[p].unit} "
-                        f"{deps.instrs[p].mnemonic}): the block order is not a valid schedule", deps.ops[i])
+    check_order(pass_name, deps)
     n = len(deps.ops)
     signals, waits = sync_tokens(deps.units, deps.preds, range(n))
     block = prog.body.block
@@ -59,6 +54,17 @@ def synchronise_program(pass_name: str, prog, deps=None) -> None:
         for key in (ACCESS_ATTR, SEQ_ATTR):
             if key in op.attributes:
                 del op.attributes[key]
+
+
+def check_order(pass_name: str, deps) -> None:
+    """A PassError when the block order of `deps` puts an instruction before one it
+    depends on."""
+    bad = deps.order_violation()
+    if bad is not None:
+        i, p = bad
+        raise PassError(f"{pass_name}: the instruction at position {i} ({deps.instrs[i].unit} {deps.instrs[i].mnemonic}) "
+                        f"comes before the one it depends on at position {p} ({deps.instrs[p].unit} "
+                        f"{deps.instrs[p].mnemonic}): the block order is not a valid schedule", deps.ops[i])
 
 
 def _sync_props(unit: StringAttr, token: str) -> dict:

@@ -20,7 +20,11 @@ data (docs/sparse-mapping.md).
 
 The lowering machinery is the package `nnx.lowering` (one concern per module: storage,
 cache slots and heaps, residency, fusion, grouped channel chains, data movement,
-compute tiling, sparse weights, dependencies).
+compute tiling, sparse weights, dependencies). The composite runs the four passes'
+work on the program as plain data (nnx/lowering/program.py) and builds the
+`chip.program` once at the end; `LowerToChipPass.program` assembles the program
+without building chip IR at all (the mesh compiler's core lowerings: docs/mesh.md,
+"Compilation time").
 
 With schedule=true the module is lowered a second time as with schedule=false (no
 graph rewrites, no list scheduling) and the program whose simulated cycles are fewer
@@ -76,61 +80,107 @@ class LowerToChipPass(ModulePass):
     concat_in_place: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        plain = op.clone() if self.schedule and self.keep_faster else None
-        self._lower(ctx, op, bool(self.schedule))
-        if plain is None:
-            return
-        self._lower(ctx, plain, False)
-        if program_cycles(plain, self.target) < program_cycles(op, self.target):
-            block = op.body.block
-            for o in list(block.ops):
-                o.detach()
-                o.erase()
-            for o in list(plain.body.block.ops):
-                o.detach()
-                block.add_op(o)
+        lp = self.lowered(ctx, op)
+        from nnx.lowering.program import program_op
+        from nnx.passes.chip_lower import main_function
 
-    def _lower(self, ctx: Context, op: ModuleOp, schedule: bool) -> None:
-        """The four passes (two rewrites first with `schedule`) over `op`."""
-        from nnx.passes.chip_allocate import allocate_program, chip_programs
-        from nnx.passes.chip_lower import lower_module
+        if ctx.get_optional_dialect("chip") is None:
+            from nnx.dialects.chip import Chip
+
+            ctx.load_dialect(Chip)
+        for f in main_function(self.name, op)[1]:
+            f.detach()
+            f.erase()
+        op.body.block.add_op(program_op(lp))
+
+    def lowered(self, ctx: Context, op: ModuleOp):
+        """The final program of the module's @main as plain data (a
+        `nnx.lowering.program.LoweredProgram` with its `instrs`); the module keeps its
+        functions (rewritten by the graph rewrites with `schedule`). `apply` puts its
+        chip.program in their place."""
         from nnx.target import load_pass_target
-        from nnx.passes.chip_schedule import schedule_program
-        from nnx.passes.chip_sync import synchronise_program
 
-        from nnx.lowering.deps import emitted_dependencies
+        plain = op.clone() if self.schedule and self.keep_faster else None
+        lp = self._lower(ctx, op, bool(self.schedule))
+        if plain is None:
+            return lp
+        other = self._lower(ctx, plain, False)
+        target = load_pass_target(self.name, self.target)
+        return other if instrs_cycles(other.instrs, target) < instrs_cycles(lp.instrs, target) else lp
+
+    def program(self, ctx: Context, op: ModuleOp, target, asm_path: str = "prog.s"):
+        """The `nnx.api.Program` of the module's @main checked against the loaded
+        `target` -- what `apply` and nnx-translate make of it, without building the
+        chip IR -- with `first_use` (input symbol -> position of the first instruction
+        touching it: chip-allocate's `nnx.first_use`, with `reuse`)."""
+        from nnx.api import Program
+        from nnx.lowering.program import assembled
+
+        lp = self.lowered(ctx, op)
+        prog = Program(*assembled(lp, target, asm_path), target)
+        prog.first_use = lp.first_use
+        return prog
+
+    def _lower(self, ctx: Context, op: ModuleOp, schedule: bool):
+        """The four passes (two rewrites first with `schedule`) over `op`'s @main, on
+        the program as plain data (nnx/lowering/program.py)."""
+        from nnx.diagnostics import PassError
+        from nnx.lowering.deps import Dependencies, dependencies
+        from nnx.lowering.errors import LoweringError
+        from nnx.lowering.lowering import lower_program
+        from nnx.lowering.program import allocate, synchronised
+        from nnx.passes.chip_lower import main_function
+        from nnx.passes.chip_schedule import schedule_order
         from nnx.passes.graph_hoist_addends import GraphHoistAddendsPass
         from nnx.passes.graph_transpose_views import GraphTransposeViewsPass
+        from nnx.target import load_pass_target
 
-        # the four passes' work, with their diagnostics under this pass's name and the
-        # dependency analysis done once, from the accesses chip-lower emitted (the
-        # separate passes parse the same accesses back from `nnx.access`)
+        # the four passes' work, with their diagnostics under this pass's name, the
+        # dependency analysis done once from the accesses chip-lower emitted (the
+        # separate passes parse the same accesses back from `nnx.access`) and no IR
+        # until the final program
         target = load_pass_target(self.name, self.target)
         if schedule:
             # the graph rewrites chip-lower profits from in list-scheduled programs
             GraphHoistAddendsPass().apply(ctx, op)
             GraphTransposeViewsPass().apply(ctx, op)
-        entries = lower_module(ctx, op, self.name, self.target, self.double_buffer, int(self.max_tile_elements),
-                               bool(self.chain), schedule, bool(self.concat_in_place),
-                               frozenset(self.reuse_inputs))
-        from nnx.lowering.deps import instruction_dependencies
-
-        for prog in chip_programs(self.name, op):
-            allocate_program(self.name, prog, bool(self.reuse), int(self.reuse_limit), frozenset(self.reuse_inputs))
-            # reused memory: the dependencies by address see it, not the emitted ones
-            deps = instruction_dependencies(prog) if self.reuse else emitted_dependencies(prog, entries)
-            if schedule:
-                deps = schedule_program(self.name, prog, target, deps)
-            synchronise_program(self.name, prog, deps)
+        main, _ = main_function(self.name, op)
+        try:
+            lp = lower_program(main, target, self.double_buffer, int(self.max_tile_elements), bool(self.chain),
+                               schedule, bool(self.concat_in_place), frozenset(self.reuse_inputs))
+        except LoweringError as e:
+            raise PassError(f"{self.name}: {e.message}", e.op) from None
+        emitted = [ins for ins, _, _ in lp.entries]  # same sizes and shapes: same costs
+        accesses = [(r, w) for _, r, w in lp.entries]
+        allocate(lp, self.name, bool(self.reuse), int(self.reuse_limit), frozenset(self.reuse_inputs))
+        instrs = [ins for ins, _, _ in lp.entries]
+        units = [ins.unit for ins in instrs]
+        if self.reuse:  # the dependencies by address see the reused memory
+            accesses = [(r, w) for _, r, w in lp.entries]
+        deps = Dependencies(instrs, units, dependencies(accesses, units))
+        deps.__dict__["instrs"] = instrs if self.reuse else emitted
+        if schedule:
+            order = schedule_order(self.name, target, deps)
+            if order != list(range(len(order))):
+                deps = deps.reordered(order)
+        lp.instrs = synchronised(self.name, deps)
+        return lp
 
 
 def program_cycles(module: ModuleOp, target_path: str = "") -> int:
     """Simulated cycles of the module's chip.programs, one after another (the
     simulator's timing without values, `nnx.sim.timing.replay`)."""
     from nnx.passes.chip_allocate import chip_programs
-    from nnx.sim.timing import replay
     from nnx.target import load_pass_target
 
     target = load_pass_target(LowerToChipPass.name, target_path)
-    return sum(replay([i.to_instr() for i in prog.instructions()], target).cycles
+    return sum(instrs_cycles([i.to_instr() for i in prog.instructions()], target)
                for prog in chip_programs(LowerToChipPass.name, module))
+
+
+def instrs_cycles(instrs: list, target) -> int:
+    """Simulated cycles of a program's instructions on the loaded `target` (what
+    `keep-faster` compares)."""
+    from nnx.sim.timing import replay
+
+    return replay(instrs, target).cycles

@@ -51,40 +51,52 @@ def translate(module, asm_path: str, target):
 def build_program(module, asm_path: str, target):
     """(nnx.sim.asm.Program, data bytes or None) of the chip.program in `module`;
     the program's `.data` segment names the data file beside `asm_path`."""
-    from nnx.dialects.chip import ConstOp, InputOp, OutputOp, ProgramOp, check_program
+    from nnx.dialects.chip import ConstOp, InputOp, OutputOp, ProgramOp
     from nnx.ir_io import UserError
-    from nnx.sim.asm import DataSegment, Program, Symbol, crc32_of
 
     programs = [op for op in module.walk() if isinstance(op, ProgramOp)]
     if len(programs) != 1:
         raise UserError(f"expected one chip.program, found {len(programs)}")
     prog_op = programs[0]
-    instrs = [op.to_instr() for op in prog_op.instructions()]
-    errors = check_program(prog_op, target, instrs)
+    syms: dict[type, list] = {InputOp: [], OutputOp: [], ConstOp: []}
+    for op in prog_op.body.block.ops:
+        if type(op) in syms:
+            syms[type(op)].append((op.sym_name.data, op.tile.tile()) + ((op.array(),) if isinstance(op, ConstOp) else ()))
+    return assemble(prog_op.target.data if prog_op.target else target.name, prog_op.storage_bytes.value.data,
+                    syms[InputOp], syms[OutputOp], syms[ConstOp], [op.to_instr() for op in prog_op.instructions()],
+                    asm_path, target)
+
+
+def assemble(name: str, storage_bytes: int, inputs: list, outputs: list, consts: list, instrs: list, asm_path: str,
+             target):
+    """(nnx.sim.asm.Program, data bytes or None) of a program for the target `name`
+    from its parts: (symbol, tile) of the inputs and outputs, (symbol, tile, array)
+    of the constants, the instructions; checked against `target` (a UserError when
+    it does not fit). The `.data` segment names the data file beside `asm_path`."""
+    from nnx.dialects.chip import check_instrs
+    from nnx.ir_io import UserError
+    from nnx.sim.asm import DataSegment, Program, Symbol, crc32_of
+
+    errors = check_instrs(storage_bytes, instrs, target)
     if errors:
         raise UserError(f"does not fit target '{target.name}': {errors[0]}")
-    prog = Program(path=asm_path, target=prog_op.target.data if prog_op.target else target.name)
-    prog.storage_bytes = prog_op.storage_bytes.value.data
-    consts: list[tuple[int, bytes]] = []
-    for op in prog_op.body.block.ops:
-        if isinstance(op, (InputOp, OutputOp, ConstOp)):
-            sym = Symbol(op.sym_name.data, op.tile.tile())
-            if isinstance(op, InputOp):
-                prog.inputs.append(sym)
-            elif isinstance(op, OutputOp):
-                prog.outputs.append(sym)
-            else:
-                prog.consts.append(sym)
-                arr = np.ascontiguousarray(op.array(), dtype=sym.tile.np_dtype)
-                consts.append((sym.tile.offset, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()))
+    prog = Program(path=asm_path, target=name)
+    prog.storage_bytes = storage_bytes
+    prog.inputs = [Symbol(n, t) for n, t in inputs]
+    prog.outputs = [Symbol(n, t) for n, t in outputs]
+    data_parts: list[tuple[int, bytes]] = []
+    for n, t, value in consts:
+        prog.consts.append(Symbol(n, t))
+        arr = np.ascontiguousarray(value, dtype=t.np_dtype)
+        data_parts.append((t.offset, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()))
     prog.instrs = instrs
     data = None
-    if consts:
-        consts.sort()
-        lo = consts[0][0]
-        hi = max(a + len(b) for a, b in consts)
+    if data_parts:
+        data_parts.sort()
+        lo = data_parts[0][0]
+        hi = max(a + len(b) for a, b in data_parts)
         image = bytearray(hi - lo)
-        for a, b in consts:
+        for a, b in data_parts:
             image[a - lo : a - lo + len(b)] = b
         data = bytes(image)
         prog.data.append(DataSegment(data_file_name(asm_path), lo, len(data), crc32_of(data)))

@@ -11,7 +11,7 @@ from nnx.lowering.storage import _align, Tensor
 from nnx.sim.isa import Instr, Tile
 from nnx.tiling import box_shape, CopyRule, full_box, plan
 from nnx.types import dtype_of_name
-from nnx.lowering import compute
+from nnx.lowering import compute, plan_memo
 from nnx.lowering.context import LoweringContext
 from nnx.lowering.residency import box_acc
 
@@ -35,7 +35,12 @@ def copy(cx: LoweringContext, src: Tensor, dst: Tensor, shape, src_off, src_step
         m = max(math.prod(box_shape(s.inputs[0])) for s in steps) * isz
         return {"N": nb * _align(m)}
 
-    steps = plan(rule, need, {"N": cx.residency.work_caps()["N"]}, compute.soft(cx))
+    cap, soft = cx.residency.work_caps()["N"], compute.soft(cx)
+    key = copy_key(shape, src_off, src_step, dst_off, isz, nb, cap, soft)
+    steps = plan_memo.lookup(key)
+    if steps is None:
+        steps = plan(rule, need, {"N": cap}, soft)
+        plan_memo.store(key, steps)
     size = max(math.prod(box_shape(s.inputs[0])) for s in steps) * isz
     slot = Layout().add(Slot("N", size, min(nb, len(steps))))
     for st in steps:
@@ -50,6 +55,15 @@ def copy(cx: LoweringContext, src: Tensor, dst: Tensor, shape, src_off, src_step
             Instr(cx.stream.next_unit("DAU"), "STORE", [dst.tile(dbox)], [ct]),
             [("N", buf, buf + ct.nbytes)], [("S", dst.key)],
         )
+
+
+def copy_key(shape, src_off, src_step, dst_off, *rest) -> tuple | None:
+    """The plan memo's key of a copy's tiling (nnx/lowering/plan_memo.py; None: the
+    memo is off): the copy's boxes, the element size, the buffering depth, the free
+    neuron-cache bytes and the split size (all the plan depends on)."""
+    if not plan_memo.enabled():
+        return None
+    return ("copy", *(tuple(int(x) for x in v) for v in (shape, src_off, src_step, dst_off)), *rest)
 
 
 def lower_concat(cx: LoweringContext, op, ins, outs, attrs) -> None:

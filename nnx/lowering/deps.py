@@ -311,6 +311,8 @@ def sync_tokens(units: Sequence[str], preds: Sequence[Sequence[int]],
         count[u] = qpos[i] + 1
     know: dict[str, dict[str, int]] = {}
     ivc: list[dict[str, int] | None] = [None] * n
+    # the knowledge at an instruction is read only where another unit waits for it
+    signalled = {p for i in order for p in preds[i] if units[p] != units[i]}
     signals: dict[int, list[str]] = {}
     waits: dict[int, list[str]] = {}
     ntok = 0
@@ -334,7 +336,8 @@ def sync_tokens(units: Sequence[str], preds: Sequence[Sequence[int]],
                 if k.get(kk, -1) < vv:
                     k[kk] = vv
             k[up] = qpos[p]
-        ivc[i] = dict(k)
+        if i in signalled:
+            ivc[i] = dict(k)
         k[u] = qpos[i]
     return signals, waits
 
@@ -489,7 +492,8 @@ def emitted_dependencies(program, entries: Sequence[tuple[Instr, Sequence[Access
     accesses it emitted (`entries`: (instruction, reads, writes) in emitted order, one
     per instruction op of `program`, still in that order): the DAG that
     `instruction_dependencies` would parse back from `nnx.access`, without the
-    parsing (the composite lower-to-chip uses it)."""
+    parsing (the composite lower-to-chip computes the same from its plain data,
+    nnx/lowering/program.py)."""
     ops = program.instructions()
     if len(ops) != len(entries):
         raise ValueError("internal: the program does not hold the emitted instructions")

@@ -5,22 +5,21 @@ storage buffers come from a `StorageAllocator`, residency from `Residency`, the
 instructions go to an `InstructionStream` (nnx/lowering/context.py bundles them for
 the per-op functions); each op is lowered by the functions of fusion.py,
 group_chain.py, data_movement.py, compute.py and sparse_weights.py, and
-`build_program` returns everything as a `chip.program` in emitted order (the input of
-chip-allocate, chip-schedule and chip-sync; see passes/chip_lower.py).
+`lower_program` returns everything as plain data (nnx/lowering/program.py), whose
+`chip.program` in emitted order `lower_function` builds (the input of chip-allocate,
+chip-schedule and chip-sync; see passes/chip_lower.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import StringAttr
 
 from nnx.lowering import compute, data_movement, fusion, group_chain, sparse_weights
 from nnx.lowering.context import LoweringContext
-from nnx.lowering.deps import ACCESS_ATTR, format_accesses, SEQ_ATTR
+from nnx.lowering.program import LoweredProgram, lowered_program, program_op
 from nnx.lowering.errors import LoweringError
 from nnx.lowering.storage import _py, chip_dtype_name, is_alias, Tensor
-from nnx.sim.isa import Tile
 from nnx.tiling import TilingError
 
 
@@ -45,9 +44,17 @@ def lower_function(func, target, double_buffer: bool, max_tile: int, chain: bool
     arguments is their one buffer (`in_place_concats`; strided views only of the
     arguments named in `written`, which the program's runner writes, not loads).
     Raises `LoweringError`."""
+    lp = lower_program(func, target, double_buffer, max_tile, chain, schedule, concat_in_place, written)
+    return program_op(lp, accesses=True), lp.entries
+
+
+def lower_program(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True,
+                  concat_in_place: bool = False, written: frozenset[str] = frozenset()) -> LoweredProgram:
+    """`lower_function`'s program as plain data (nnx/lowering/program.py), no IR.
+    Raises `LoweringError`."""
     cx, inputs, outputs = _lower_ops(func, target, double_buffer, max_tile, chain, schedule, concat_in_place,
                                      written)
-    return build_program(cx, inputs, outputs), cx.stream.entries
+    return lowered_program(cx, inputs, outputs)
 
 
 def lower_entries(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
@@ -242,37 +249,3 @@ def lower_graph(cx: LoweringContext, op) -> None:
     compute.lower_compute(cx, op, kind, ins, outs, attrs)
 
 
-def build_program(cx: LoweringContext, inputs: list, outputs: list):
-    """The chip.program of everything emitted: a `chip.buffer` per storage tensor
-    (in allocation order), the storage symbols pointing into them, then the
-    instructions in emitted order, each with its exact accesses (`nnx.access`) and
-    sequential position (`nnx.seq`); storage tiles are `@buffer:offset` (no
-    addresses yet: passes/chip_allocate.py), no SIGNAL/WAIT yet."""
-    from nnx.dialects.chip import BufferOp, ConstOp, InputOp, OutputOp, ProgramOp, TileAttr, instr_op
-
-    def sym_tile(t: Tensor) -> Tile:
-        if t.strides is not None:  # a received band written in place (in_place_concats)
-            return t.tile(tuple((0, d, 1) for d in t.shape))
-        return Tile(t.tile_space, t.offset, t.shape, t.dtype)
-
-    for _, t in outputs:
-        buf = cx.store.buffer(t.buffer)
-        if buf.kind == "intermediate":
-            buf.kind = "output"
-    ops: list[Operation] = [
-        BufferOp.create(properties={"sym_name": StringAttr(b.name), "bytes": IntegerAttr(b.nbytes, i64),
-                                    "kind": StringAttr(b.kind)})
-        for b in cx.store.buffers
-    ]
-    for name, t in inputs:
-        ops.append(InputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
-    for name, t, value in cx.store.consts:
-        ops.append(ConstOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t)), "value": value}))
-    for name, t in outputs:
-        ops.append(OutputOp.create(properties={"sym_name": StringAttr(name), "tile": TileAttr.of(sym_tile(t))}))
-    for seq, (ins, reads, writes) in enumerate(cx.stream.entries):
-        op = instr_op(ins)
-        op.attributes[ACCESS_ATTR] = StringAttr(format_accesses(reads, writes))
-        op.attributes[SEQ_ATTR] = IntegerAttr(seq, i64)
-        ops.append(op)
-    return ProgramOp(0, ops, target=cx.target.name)

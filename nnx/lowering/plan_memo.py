@@ -11,6 +11,10 @@ part of the key (they differ from order to order): an entry is the op's
 `nnx.tiling.CostPlan`, its candidate tilings with the footprints and times computed
 so far, which gives `plan_cost`'s choice for any free bytes.
 
+The tiling of a copy (Concat, Split, Slice: `data_movement.copy`) is remembered the
+same way, under `data_movement.copy_key` (a mesh core concatenates pieces cut alike
+on many cores).
+
 The memo is off unless a caller enables it (`plan_memo()`); `lower-to-chip` alone
 never uses it. An op whose rule holds anything but plain numbers, strings and
 containers of them (constant tensors, say) is not memoized.

@@ -358,20 +358,36 @@ def _assemble(plan: Plan, ios, progs, cores: list[int], edges: dict[tuple[int, i
 def _stage_modules(plan: Plan, main: func.FuncOp):
     """Each stage's I/O and its module (core_graph.build_stage_module), and the stage
     graph: (source, destination) -> bytes sent."""
-    from nnx.mesh.core_graph import piece_name
+    ios = _stage_ios(plan, main)
+    returned = list(main.body.block.last_op.operands)
+    modules = [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
+    return ios, modules, _stage_edges(ios, [_piece_bytes(mod, names) for mod, names, _ in modules])
 
+
+def _stage_ios(plan: Plan, main: func.FuncOp):
+    """Each stage's I/O (core_graph.stage_io)."""
     returned = list(main.body.block.last_op.operands)
     out_names = [a.data["nnx.name"].data for a in main.res_attrs.data] if main.res_attrs else []
     if any(v.owner not in plan.ops for v in returned):
         raise PassError("lower-to-mesh: a graph output that is an input or a constant is not supported")
-    ios = stage_io(plan, returned, out_names)
-    modules = [build_stage_module(plan, main, ios[s.index], s.index, returned) for s in plan.stages]
+    return stage_io(plan, returned, out_names)
+
+
+def _piece_bytes(mod: ModuleOp, arg_names: list[str]) -> dict[str, int]:
+    """The bytes of each argument of a stage's module, by name."""
+    return {n: nbytes(a) for n, a in zip(arg_names, main_function(mod).body.block.args)}
+
+
+def _stage_edges(ios, piece_bytes: list[dict[str, int]]) -> dict[tuple[int, int], int]:
+    """The stage graph, (source, destination) -> bytes sent, from each stage's
+    argument bytes (`_piece_bytes`)."""
+    from nnx.mesh.core_graph import piece_name
+
     edges: dict[tuple[int, int], int] = {}
-    for s, (mod, arg_names, _) in enumerate(modules):
-        types = dict(zip(arg_names, main_function(mod).body.block.args))
+    for s, sizes in enumerate(piece_bytes):
         for pc, src in ios[s].recv.items():
-            edges[(src, s)] = edges.get((src, s), 0) + nbytes(types[piece_name(pc)])
-    return ios, modules, edges
+            edges[(src, s)] = edges.get((src, s), 0) + sizes[piece_name(pc)]
+    return edges
 
 
 def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float, tiles: bool = True) -> MeshCompilation:
@@ -488,10 +504,16 @@ def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target
 
     core_memory = tgt.mesh.core_memory_bytes
     returned = list(main.body.block.last_op.operands)
-    ios, modules, edges = _stage_modules(plan, main)
+    ios = _stage_ios(plan, main)
     progs = {}
-    jobs = [(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv), concat_in_place)
-            for s, (mod, _, _) in enumerate(modules)]
+
+    def job(s: int):
+        """Stage s's module built and lowered (where the lowering runs: in parallel)."""
+        mod, names, _ = build_stage_module(plan, main, ios[s], plan.stages[s].index, returned)
+        prog = _lower_stage(mod, tgt, target, False, core_memory, tuple(piece_name(pc) for pc in ios[s].recv),
+                            concat_in_place)
+        prog.piece_bytes = _piece_bytes(mod, names)
+        return prog
 
     def join(s: int, prog):
         """The NoC messages added where the program was lowered (in parallel)."""
@@ -500,12 +522,14 @@ def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target
             prog.joined = True
         return prog
 
-    for s, prog in lower_cores(jobs, sorted(range(len(modules)), key=lambda s: -plan.stages[s].bytes), finish=join):
+    n = len(plan.stages)
+    for s, prog in lower_cores([job] * n, sorted(range(n), key=lambda s: -plan.stages[s].bytes), finish=join):
         if prog.program.storage_bytes > core_memory:
             big = _largest_op(plan, plan.stages[s], returned)
             raise MeshFitError("memory", op_label(big), prog.program.storage_bytes, core_memory, big, lowered=True)
         progs[s] = prog
-    return _assemble(plan, ios, [progs[s] for s in range(len(modules))], cores, edges, tgt, fill)
+    edges = _stage_edges(ios, [progs[s].piece_bytes for s in range(n)])
+    return _assemble(plan, ios, [progs[s] for s in range(n)], cores, edges, tgt, fill)
 
 
 def storage_estimate(mod: ModuleOp, target: str, tgt) -> int:
@@ -581,18 +605,12 @@ def _lower_stage(mod: ModuleOp, tgt, target: str, schedule: bool = True, reuse: 
     `first_use`, received input -> position of the first instruction using it;
     `concat_in_place`: received pieces written into the value they make up, no concat
     copy, docs/mesh.md "Received pieces in place")."""
-    from nnx.api import program_from_chip
     from nnx.ir_io import make_context
-    from nnx.passes.chip_allocate import FIRST_USE_ATTR, chip_programs
     from nnx.passes.lower_to_chip import LowerToChipPass
 
-    LowerToChipPass(target=target, schedule=schedule, reuse=bool(reuse), reuse_limit=reuse,
-                    reuse_inputs=tuple(received), concat_in_place=concat_in_place).apply(make_context(), mod)
-    first = {op.sym_name.data: op.attributes[FIRST_USE_ATTR].data
-             for op in chip_programs("lower-to-mesh", mod)[0].body.block.ops if FIRST_USE_ATTR in op.attributes}
-    prog = program_from_chip(mod, tgt, "core.s")
-    prog.first_use = first
-    return prog
+    return LowerToChipPass(target=target, schedule=schedule, reuse=bool(reuse), reuse_limit=reuse,
+                           reuse_inputs=tuple(received), concat_in_place=concat_in_place).program(
+        make_context(), mod, tgt, "core.s")
 
 
 def _largest_op(plan: Plan, stage: Stage, returned: list):

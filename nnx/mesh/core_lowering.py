@@ -1,16 +1,17 @@
 """The core programs of a mesh compilation lowered side by side (docs/mesh.md,
 "Compilation time").
 
-Every core's module is lowered by the single-core chip passes on its own
-(`compile._lower_stage`): the lowering of one depends only on its module and the
-target, so the programs can be lowered in any order and in any process. The
-latency schedule lowers a program for every core of the mesh (ResNet-18 on 16 x 16
-cores: 256 programs of about 60 op parts, seconds each), so `lower_cores` runs them
-over a local process pool (the project's executor, nnx/executor.py). The workers
-are forked from this process: they inherit the stage modules (xDSL IR does not
-pickle) and the weights' resource blobs, and send back the lowered programs (plain
-data). The programs are the same bytes as when lowered one after another in this
-process (test/python/test_mesh_schedules.py).
+Every core's module is built (`core_graph.build_stage_module`) and lowered by the
+single-core chip passes (`compile._lower_stage`) on its own: the program of one
+depends only on the plan and the target, so the programs can be made in any order
+and in any process. The latency schedule lowers a program for every core of the
+mesh (ResNet-18 on 16 x 16 cores: 256 programs of about 60 op parts, seconds each),
+so `lower_cores` runs the jobs over a local process pool (the project's executor,
+nnx/executor.py). The workers are forked from this process: they inherit the plan
+and the graph (xDSL IR does not pickle) and the weights' resource blobs, build the
+stage modules and send back the lowered programs (plain data). The programs are
+the same bytes as when made one after another in this process
+(test/python/test_mesh_schedules.py).
 
 A lowering that raises in a worker is run again in this process, so its error is
 the one the sequential lowering gives (an exception carrying IR may not pickle).
@@ -39,21 +40,43 @@ def core_workers() -> int:
     return max(1, int(n)) if n and n.isdigit() else default_workers()
 
 
+def _tile_args(t):
+    from nnx.sim.isa import Tile
+
+    return Tile, (t.space, t.offset, t.shape, t.dtype, t.strides)
+
+
+def _instr_args(i):
+    from nnx.sim.isa import Instr
+
+    return Instr, (i.unit, i.mnemonic, i.dsts, i.srcs, i.attrs, i.opts, i.token, i.line, i.comment)
+
+
+def _send_plainly() -> None:
+    """Tiles and instructions travel from the workers as their constructors'
+    arguments: a lowered program has thousands of each, and a frozen dataclass's
+    default pickling sets every field through Python (a third of the transfer)."""
+    from multiprocessing.reduction import ForkingPickler
+
+    from nnx.sim.isa import Instr, Tile
+
+    ForkingPickler.register(Tile, _tile_args)
+    ForkingPickler.register(Instr, _instr_args)
+
+
 def _lower_job(s: int):
     """(s, the program of job s), or (s, None) when its lowering raised."""
-    from nnx.mesh.compile import _lower_stage
-
     try:
-        prog = _lower_stage(*_JOBS[s])
+        prog = _JOBS[s](s)
         return s, _FINISH[0](s, prog) if _FINISH else prog
     except Exception:  # noqa: BLE001 - lowered again in the parent, which raises it
         return s, None
 
 
-def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0,
+def lower_cores(jobs: Sequence[Callable[[int], object]], order: Sequence[int], workers: int = 0,
                 finish: Callable | None = None) -> Iterator[tuple[int, object]]:
-    """(s, program) for each `compile._lower_stage` argument tuple `jobs[s]`, s in
-    `order` (the caller may stop early: the jobs not started are dropped); with
+    """(s, program) for each job, the program `jobs[s](s)` (a stage's module built and
+    lowered: `compile._lower_in_order`), s in `order` (the caller may stop early: the jobs not started are dropped); with
     `finish`, the program is `finish(s, lowered program)`, run where it was lowered
     (the NoC messages added in the workers: docs/mesh.md, "Compilation time"). With
     `workers` (0: `core_workers()`) above 1 and at least MIN_PARALLEL jobs, the
@@ -62,10 +85,9 @@ def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0,
     import gc
 
     from nnx.lowering.plan_memo import plan_memo
-    from nnx.mesh.compile import _lower_stage
 
     def lower(s: int):
-        prog = _lower_stage(*jobs[s])
+        prog = jobs[s](s)
         return finish(s, prog) if finish else prog
 
     workers = workers or core_workers()
@@ -83,6 +105,7 @@ def lower_cores(jobs: Sequence[tuple], order: Sequence[int], workers: int = 0,
                 return
             from nnx.executor import run_points
 
+            _send_plainly()
             _JOBS[:] = jobs
             _FINISH[:] = [finish] if finish else []
             try:

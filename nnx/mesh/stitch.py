@@ -81,23 +81,23 @@ class _Touches:
             lo = np.array([r[0] for r in rs], np.int64)
             hi = np.array([r[1] for r in rs], np.int64)
             self.spaces[sp] = (lo, hi, np.array([r[2] for r in rs], np.int64), np.array([r[3] for r in rs], bool),
-                               int((hi - lo).max()))
+                               int((hi - lo).max()), lo.tolist())
 
     def touching(self, tile: Tile, writes_only: bool = False) -> list[int]:
         """The indices, ascending, of the instructions with a tile (a destination
         tile with `writes_only`) that overlaps `tile`."""
-        import numpy as np
+        from bisect import bisect_left
 
         got = self.spaces.get(tile.space)
         if got is None:
             return []
-        lo, hi, index, written, longest = got
+        lo, hi, index, written, longest, starts = got
         # an interval overlapping [offset, end) starts before end and after offset - longest
-        a, b = np.searchsorted(lo, (tile.offset - longest, tile.end), side="left")
+        a, b = bisect_left(starts, tile.offset - longest), bisect_left(starts, tile.end)
         hit = hi[a:b] > tile.offset
         if writes_only:
             hit &= written[a:b]
-        return np.unique(index[a:b][hit]).tolist()
+        return sorted(set(index[a:b][hit].tolist()))
 
     def first_uses(self, tile: Tile, start: int = 0) -> dict[str, int]:
         """Unit -> index of its first instruction from `start` on that touches `tile`."""

@@ -137,8 +137,8 @@ def test_keep_faster_keeps_whichever_program_is_timed_faster(monkeypatch):
     m = import_model(model)
     L.LowerToChipPass().apply(make_context(), m)
     assert asm(m) == faster[0]
-    real = L.program_cycles
-    monkeypatch.setattr(L, "program_cycles", lambda mod, tp="": -real(mod, tp))
+    real = L.instrs_cycles
+    monkeypatch.setattr(L, "instrs_cycles", lambda instrs, target: -real(instrs, target))
     m = import_model(model)
     L.LowerToChipPass().apply(make_context(), m)
     m.verify()
