@@ -188,28 +188,67 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
         for m in members:
             tiles[m] = shape if tileable(ops[m]) else None
     # every band holds its channel groups' weights: r copies of a layer's weights.
-    # Within `weight_fill` of the mesh's memory, the groups that save the
-    # fewest estimated cycles per extra byte go back to the split before.
-    extra, gain = {}, {}
+    # Within `weight_fill` of the mesh's memory, the group whose next step (fewer
+    # bands, or with LATENCY_TILE_BANDS False none at all: the split before) loses
+    # the fewest estimated cycles per byte it saves takes it, until the copies fit.
+    shapes = {root: tiles[max(members, key=lambda m: one_core[m])] for root, members in groups.items()}
+    shapes = {root: sh for root, sh in shapes.items() if sh is not None}
+
+    def extra_gain(root, shape) -> tuple[float, float]:
+        """(weight bytes the group's tiles add, estimated cycles they save)."""
+        if shape is None:
+            return 0.0, 0.0
+        r, c = shape
+        extra = gain = 0.0
+        for m in groups[root]:
+            if tileable(ops[m]):
+                op = ops[m]
+                args = (nbytes(op.operands[0]), const_bytes(op), link, dma)
+                extra += const_bytes(op) * (r - 1)
+                gain += tile_time(op, one_core[m], 1, max(1, parts[m]), *args) - tile_time(op, one_core[m], r, c, *args)
+        return extra, gain
+
+    def fewer_bands(root, shape):
+        """The group's next shape: its lead's best with fewer bands (None: untiled)."""
+        if not LATENCY_TILE_BANDS or shape[0] <= 2:
+            return None
+        lead = max(groups[root], key=lambda m: one_core[m])
+        op = ops[lead]
+        return tile_shape(op, one_core[lead], parts[lead], nbytes(op.operands[0]), const_bytes(op), link, dma,
+                          max_bands=shape[0] - 1)
+
+    if weight_fill is not None:
+        cap = weight_fill * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
+        now = {root: extra_gain(root, sh) for root, sh in shapes.items()}
+        total = sum(const_bytes(op) for op in ops) + sum(e for e, _ in now.values())
+        while total > cap and shapes:
+            steps = []
+            for root, sh in shapes.items():
+                nxt = fewer_bands(root, sh)
+                e, g = extra_gain(root, nxt)
+                saved = now[root][0] - e
+                if saved > 0:
+                    steps.append(((now[root][1] - g) / saved, root, nxt, (e, g)))
+            if not steps:
+                break
+            _, root, nxt, eg = min(steps, key=lambda x: x[0])
+            total -= now[root][0] - eg[0]
+            if nxt is None:
+                del shapes[root], now[root]
+            else:
+                shapes[root], now[root] = nxt, eg
     for root, members in groups.items():
         for m in members:
-            if tiles[m] is not None:
-                op, (r, c) = ops[m], tiles[m]
-                args = (nbytes(op.operands[0]), const_bytes(op), link, dma)
-                extra[root] = extra.get(root, 0) + const_bytes(op) * (r - 1)
-                gain[root] = gain.get(root, 0.0) + tile_time(op, one_core[m], 1, max(1, parts[m]), *args) \
-                    - tile_time(op, one_core[m], r, c, *args)
-    if weight_fill is None:
-        return tuple(tiles)
-    cap = weight_fill * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
-    total = sum(const_bytes(op) for op in ops) + sum(extra.values())
-    for root in sorted(extra, key=lambda g: gain[g] / max(1, extra[g])):
-        if total <= cap:
-            break
-        total -= extra[root]
-        for m in groups[root]:
-            tiles[m] = None
+            tiles[m] = shapes.get(root) if tileable(ops[m]) else None
     return tuple(tiles)
+
+
+#: when a tiled plan's weight copies exceed the latency schedule's weight budget,
+#: a group of tiled convs first takes fewer bands (fewer copies of its weights, more
+#: channel groups) before going back to the split before (`latency_tiles`); False:
+#: the first rule, whole groups back to the split before (on ResNet-50 all but 11
+#: convs)
+LATENCY_TILE_BANDS = True
 
 
 def _readers(op, index: dict[int, int]) -> list[int]:
