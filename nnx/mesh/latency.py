@@ -118,8 +118,16 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
         rows.append(k)
         cap = int(LATENCY_LINK_RATIO * cycles * link // max(1, received))
         channels.append(max(1, min(k, cap)) if k else 0)
-    joined = [[index[id(v.owner)] for v in act_operands(op) if id(v.owner) in index]
-              for op in ops if op.has_trait(Elementwise)]
+    if LATENCY_ALIGN_ROOTS:  # the roots of every group of followers (through relus and adds)
+        find, follows, _ = _follow_groups(ops, index)
+        joined_roots: dict[int, list[int]] = {}
+        for i in range(len(ops)):
+            if not follows[i]:
+                joined_roots.setdefault(find(i), []).append(i)
+        joined = list(joined_roots.values())
+    else:  # the direct producers of each elementwise op
+        joined = [[index[id(v.owner)] for v in act_operands(op) if id(v.owner) in index]
+                  for op in ops if op.has_trait(Elementwise)]
     for prods in joined:
         if len(prods) < 2:
             continue
@@ -129,6 +137,15 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if (LATENCY_TILES if tiles is None else tiles) \
         else ()
     return OpShares(tuple(rows), tuple(channels), tiles=tiles)
+
+
+#: the cost model gives every root of a group of elementwise followers (the convs
+#: whose results reach a residual add through relus and earlier adds,
+#: `_follow_groups`) the largest of their channel parts, so that the adds follow
+#: them piece by piece; False: only the add's direct operands' producers (a relu
+#: between them kept its conv's parts: ResNet-50's last residual adds ran whole on
+#: one core, their convs split in 47 and 23 parts)
+LATENCY_ALIGN_ROOTS = True
 
 
 #: the latency schedule may cut a conv into row bands x output-channel groups at once
@@ -144,9 +161,7 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
     must be tiled alike for it to follow them tile by tile: the convs at the roots of
     its operands (through elementwise ops and batch norm) take the tiles of the one of
     most work, or none when one of those roots cannot be tiled."""
-    from nnx.dialects.graph import BatchNormalizationOp
-    from nnx.dialects.traits import Elementwise
-    from nnx.mesh.partition import act_operands, const_bytes, nbytes
+    from nnx.mesh.partition import const_bytes, nbytes
     from nnx.mesh.tile_splits import tile_shape, tile_time, tileable
 
     link = target.mesh.noc.link_bytes_per_cycle
@@ -156,22 +171,7 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
     for i, op in enumerate(ops):
         if tileable(op) and parts[i] > 1:
             tiles[i] = tile_shape(op, one_core[i], parts[i], nbytes(op.operands[0]), const_bytes(op), link, dma)
-    parent = list(range(len(ops)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-    follows = [op.has_trait(Elementwise) or isinstance(op, BatchNormalizationOp) for op in ops]
-    graph_read: set[int] = set()  # elementwise ops reading a graph input: never tiled
-    for i, op in enumerate(ops):
-        if follows[i]:
-            for v in act_operands(op):  # an elementwise op joins the groups of its operands
-                if id(v.owner) in index:
-                    parent[find(index[id(v.owner)])] = find(i)
-                else:
-                    graph_read.add(i)
+    find, follows, graph_read = _follow_groups(ops, index)
     groups: dict[int, list[int]] = {}
     for i in range(len(ops)):  # the ops at the roots of each group (convs, pools, ...)
         if not follows[i] or i in graph_read:
@@ -249,6 +249,35 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
 #: the first rule, whole groups back to the split before (on ResNet-50 all but 11
 #: convs)
 LATENCY_TILE_BANDS = True
+
+
+def _follow_groups(ops: list, index: dict[int, int]):
+    """The ops an elementwise op or batch norm joins, through every such op, as
+    union-find groups: (find: op -> its group's root, follows: per op whether it is
+    one of those followers, graph_read: followers reading a graph input). The ops of
+    a group that are not followers (its convs, pools, ...) are its roots: a
+    follower runs on their pieces, so they must be cut alike."""
+    from nnx.dialects.graph import BatchNormalizationOp
+    from nnx.dialects.traits import Elementwise
+    from nnx.mesh.partition import act_operands
+
+    parent = list(range(len(ops)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    follows = [op.has_trait(Elementwise) or isinstance(op, BatchNormalizationOp) for op in ops]
+    graph_read: set[int] = set()
+    for i, op in enumerate(ops):
+        if follows[i]:
+            for v in act_operands(op):  # an elementwise op joins the groups of its operands
+                if id(v.owner) in index:
+                    parent[find(index[id(v.owner)])] = find(i)
+                else:
+                    graph_read.add(i)
+    return find, follows, graph_read
 
 
 def _readers(op, index: dict[int, int]) -> list[int]:
