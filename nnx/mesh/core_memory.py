@@ -134,23 +134,25 @@ JOIN_COPIES = True
 
 
 def tile_join_bytes(plan: Plan, item, reads) -> float:
-    """The bytes of the copies item `item` makes of the tiled values it reads (its
-    `reads`, as `part_memories` lists them): a reader that is not itself a tile part,
-    a channel group of a tiled value ("groups") or a follower of tiles (one tile)
-    joins each tiled value's channel groups along the channels, a copy of all it
-    reads of that value (docs/mesh.md, "Tiles", "Readers")."""
+    """The bytes item `item` holds beyond its reads while it copies the tiled values
+    it reads (its `reads`, as `part_memories` lists them): a reader that is not
+    itself a tile part, a channel group of a tiled value ("groups") or a follower of
+    tiles (one tile) joins each tiled value's channel groups along the channels into
+    a copy of all it reads of that value (docs/mesh.md, "Tiles", "Readers"). The
+    groups arrive one after another, each received in place and copied, so beside
+    the copy (the bytes of its reads) one group is live at a time: its largest."""
     i = item[0]
     if i == RETURN or plan.kinds[i] in ("tile", "groups") or \
             (plan.kinds[i] == "follow" and isinstance(plan.splits.get(i), TileSplit)):
         return 0.0
-    by_value: dict[tuple, tuple[set, float]] = {}
+    by_value: dict[tuple, dict[int, float]] = {}
     for key, b, src in reads:
         sp = plan.splits.get(key[0]) if src is not None else None
         if isinstance(sp, TileSplit) and key[2] is not None:
-            groups, total = by_value.get(key[:2], (set(), 0.0))
-            groups.add(sp.coords(key[2])[1])
-            by_value[key[:2]] = (groups, total + b)
-    return sum(total for groups, total in by_value.values() if len(groups) > 1)
+            groups = by_value.setdefault(key[:2], {})
+            j = sp.coords(key[2])[1]
+            groups[j] = groups.get(j, 0.0) + b
+    return sum(max(groups.values()) for groups in by_value.values() if len(groups) > 1)
 
 
 @dataclass
@@ -201,12 +203,15 @@ class CoreMemory:
                 if by_value[key[:2]] > 1 and here(src):
                     fp += b  # a local piece copied into the value it makes up
             if JOIN_COPIES and by_value[key[:2]] > 1:
-                c = copied.setdefault(key[:2], [0.0, False])
-                c[0] += b
-                c[1] = c[1] or (whole is not None and whole in self.live and not here(src))
+                held = whole is not None and whole in self.live and not here(src)
+                c = copied.setdefault(key[:2], [0.0, 0.0, False])  # held bytes, largest new piece
+                c[0] += b if held else 0.0
+                c[1] = c[1] if held else max(c[1], b)
+                c[2] = c[2] or held
         # a value of several pieces one of which an earlier part received already: that
-        # part's join owns the piece's buffer, so this one copies every piece
-        fp += sum(b for b, held in copied.values() if held)
+        # part's join owns the piece's buffer, so this one copies the value (the
+        # pieces counted above), beside the pieces held and the one arriving
+        fp += sum(h + new for h, new, held in copied.values() if held)
         return fp, extend
 
     def need(self, pm: PartMemory, here) -> float:
