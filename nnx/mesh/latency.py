@@ -93,9 +93,11 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     LATENCY_PART_CYCLES keeps the base floor: its parts receive little). Split by
     channels, every part receives the whole input, which takes its bytes over a
     link whatever the parts: at most as many parts as keep each part's compute
-    above 1 / LATENCY_LINK_RATIO of that transfer. Every producer of an elementwise
-    op gets the largest of their channel parts, so that the op follows them piece
-    by piece (a residual add of a block's last conv and its downsampling conv).
+    above 1 / LATENCY_LINK_RATIO of that transfer. Every root of a group of
+    elementwise followers (`_follow_groups`: the convs whose results reach a
+    residual add through relus and earlier adds; LATENCY_ALIGN_ROOTS False: an
+    elementwise op's direct producers) gets the largest of their channel parts, so
+    that the adds follow them piece by piece.
     Convs whose tile split is faster by the same model get one (`latency_tiles`),
     their replicated weights within `weight_fill` of the mesh's memory (None: no cap);
     `tiles` False: none (None: LATENCY_TILES)."""
@@ -160,7 +162,11 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
     within its `parts`), or None. The values an elementwise op joins (a residual add)
     must be tiled alike for it to follow them tile by tile: the convs at the roots of
     its operands (through elementwise ops and batch norm) take the tiles of the one of
-    most work, or none when one of those roots cannot be tiled."""
+    most work, or none when one of those roots cannot be tiled. Every band holds its
+    channel groups' weights; while those copies exceed `weight_fill` of the mesh's
+    memory (None: no cap), the group whose next step loses the fewest estimated
+    cycles per byte saved takes it: fewer bands (LATENCY_TILE_BANDS), else the split
+    before."""
     from nnx.mesh.partition import const_bytes, nbytes
     from nnx.mesh.tile_splits import tile_shape, tile_time, tileable
 

@@ -69,3 +69,37 @@ def test_weight_heavy_tiles_take_fewer_bands_within_the_budget(tmp_path, monkeyp
     unbounded = latency.latency_shares(ops, load_target(target)).tiles
     assert all(unbounded[i] is not None and new[i][0] < unbounded[i][0] for i in set(new) - set(old)), (new, unbounded)
     assert new_cycles < old_cycles, (new_cycles, old_cycles)
+
+
+def test_residual_roots_get_the_same_channel_parts(tmp_path, monkeypatch):
+    """A residual add reading a conv and the relu of an earlier conv follows them
+    piece by piece only when both convs are cut alike: `latency_shares` gives every
+    root of a group of followers (through relus and adds) the largest of their
+    channel parts; the first rule aligned the add's direct producers (the relu),
+    which left the earlier conv with its own parts."""
+    from xdsl.dialects import func
+
+    from nnx.dialects.graph import AddOp, ConstantOp, ConvOp
+    from nnx.mesh import compile as mesh_compile
+    from nnx.target import load_target
+
+    path = tmp_path / "tiles.onnx"
+    _tile_cnn(str(path), hw=24, ch=16)
+    main = mesh_compile.main_function(_graph(path))
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    index = {id(op): i for i, op in enumerate(ops)}
+    tgt = load_target(resized_mesh(tmp_path, 4, 4, 512 * 1024))
+
+    def root(v):  # the conv a value comes from, through relus
+        while not isinstance(v.owner, ConvOp):
+            v = v.owner.operands[0]
+        return index[id(v.owner)]
+    add = next(op for op in ops if isinstance(op, AddOp) and not all(isinstance(v.owner, ConvOp) for v in op.operands))
+    roots = {root(v) for v in add.operands}
+    assert len(roots) == 2
+    got = {}
+    for align in (True, False):
+        monkeypatch.setattr(latency, "LATENCY_ALIGN_ROOTS", align)
+        got[align] = {latency.latency_shares(ops, tgt).channels[r] for r in roots}
+    assert len(got[True]) == 1, got
+    assert len(got[False]) == 2, got
