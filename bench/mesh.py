@@ -37,12 +37,16 @@ Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2
                                    (latency, throughput, proportional, stages; latency-untiled:
                                    the latency schedule without tile splits, LATENCY_TILES off)
        --single                    also the single-core default target
+       --set MODULE.NAME=VALUE     a rule of nnx/mesh/MODULE.py switched for the run (repeatable), e.g.
+                                   --set latency.LATENCY_TILE_BANDS=False --set core_memory.JOIN_COPIES=False
        --target PATH               another mesh target (default targets/mesh.toml; e.g.
                                    targets/mesh12x12.toml; the bound is that mesh's MACs per cycle)
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import os
 import subprocess
 import sys
@@ -335,6 +339,12 @@ def main() -> None:
     if "--schedules" in argv:
         k = argv.index("--schedules")
         runs = tuple(tuple(x.split(":")) if ":" in x else (x, "bisect") for x in argv[k + 1].split(","))
+        del argv[k:k + 2]
+    while "--set" in argv:  # a rule of nnx.mesh switched, e.g. latency.LATENCY_TILE_BANDS=False
+        k = argv.index("--set")
+        name, value = argv[k + 1].split("=", 1)
+        module, attr = name.rsplit(".", 1)
+        setattr(importlib.import_module(f"nnx.mesh.{module}"), attr, ast.literal_eval(value))
         del argv[k:k + 2]
     args = [a for a in argv if not a.startswith("--")]
     single = "--single" in argv

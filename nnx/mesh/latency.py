@@ -93,9 +93,11 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     LATENCY_PART_CYCLES keeps the base floor: its parts receive little). Split by
     channels, every part receives the whole input, which takes its bytes over a
     link whatever the parts: at most as many parts as keep each part's compute
-    above 1 / LATENCY_LINK_RATIO of that transfer. Every producer of an elementwise
-    op gets the largest of their channel parts, so that the op follows them piece
-    by piece (a residual add of a block's last conv and its downsampling conv).
+    above 1 / LATENCY_LINK_RATIO of that transfer. Every root of a group of
+    elementwise followers (`_follow_groups`: the convs whose results reach a
+    residual add through relus and earlier adds; LATENCY_ALIGN_ROOTS False: an
+    elementwise op's direct producers) gets the largest of their channel parts, so
+    that the adds follow them piece by piece.
     Convs whose tile split is faster by the same model get one (`latency_tiles`),
     their replicated weights within `weight_fill` of the mesh's memory (None: no cap);
     `tiles` False: none (None: LATENCY_TILES)."""
@@ -118,8 +120,16 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
         rows.append(k)
         cap = int(LATENCY_LINK_RATIO * cycles * link // max(1, received))
         channels.append(max(1, min(k, cap)) if k else 0)
-    joined = [[index[id(v.owner)] for v in act_operands(op) if id(v.owner) in index]
-              for op in ops if op.has_trait(Elementwise)]
+    if LATENCY_ALIGN_ROOTS:  # the roots of every group of followers (through relus and adds)
+        find, follows, _ = _follow_groups(ops, index)
+        joined_roots: dict[int, list[int]] = {}
+        for i in range(len(ops)):
+            if not follows[i]:
+                joined_roots.setdefault(find(i), []).append(i)
+        joined = list(joined_roots.values())
+    else:  # the direct producers of each elementwise op
+        joined = [[index[id(v.owner)] for v in act_operands(op) if id(v.owner) in index]
+                  for op in ops if op.has_trait(Elementwise)]
     for prods in joined:
         if len(prods) < 2:
             continue
@@ -129,6 +139,15 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if (LATENCY_TILES if tiles is None else tiles) \
         else ()
     return OpShares(tuple(rows), tuple(channels), tiles=tiles)
+
+
+#: the cost model gives every root of a group of elementwise followers (the convs
+#: whose results reach a residual add through relus and earlier adds,
+#: `_follow_groups`) the largest of their channel parts, so that the adds follow
+#: them piece by piece; False: only the add's direct operands' producers (a relu
+#: between them kept its conv's parts: ResNet-50's last residual adds ran whole on
+#: one core, their convs split in 47 and 23 parts)
+LATENCY_ALIGN_ROOTS = True
 
 
 #: the latency schedule may cut a conv into row bands x output-channel groups at once
@@ -143,10 +162,12 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
     within its `parts`), or None. The values an elementwise op joins (a residual add)
     must be tiled alike for it to follow them tile by tile: the convs at the roots of
     its operands (through elementwise ops and batch norm) take the tiles of the one of
-    most work, or none when one of those roots cannot be tiled."""
-    from nnx.dialects.graph import BatchNormalizationOp
-    from nnx.dialects.traits import Elementwise
-    from nnx.mesh.partition import act_operands, const_bytes, nbytes
+    most work, or none when one of those roots cannot be tiled. Every band holds its
+    channel groups' weights; while those copies exceed `weight_fill` of the mesh's
+    memory (None: no cap), the group whose next step loses the fewest estimated
+    cycles per byte saved takes it: fewer bands (LATENCY_TILE_BANDS), else the split
+    before."""
+    from nnx.mesh.partition import const_bytes, nbytes
     from nnx.mesh.tile_splits import tile_shape, tile_time, tileable
 
     link = target.mesh.noc.link_bytes_per_cycle
@@ -156,22 +177,7 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
     for i, op in enumerate(ops):
         if tileable(op) and parts[i] > 1:
             tiles[i] = tile_shape(op, one_core[i], parts[i], nbytes(op.operands[0]), const_bytes(op), link, dma)
-    parent = list(range(len(ops)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-    follows = [op.has_trait(Elementwise) or isinstance(op, BatchNormalizationOp) for op in ops]
-    graph_read: set[int] = set()  # elementwise ops reading a graph input: never tiled
-    for i, op in enumerate(ops):
-        if follows[i]:
-            for v in act_operands(op):  # an elementwise op joins the groups of its operands
-                if id(v.owner) in index:
-                    parent[find(index[id(v.owner)])] = find(i)
-                else:
-                    graph_read.add(i)
+    find, follows, graph_read = _follow_groups(ops, index)
     groups: dict[int, list[int]] = {}
     for i in range(len(ops)):  # the ops at the roots of each group (convs, pools, ...)
         if not follows[i] or i in graph_read:
@@ -188,28 +194,96 @@ def latency_tiles(ops: list, target, one_core: list[float], parts: list[int],
         for m in members:
             tiles[m] = shape if tileable(ops[m]) else None
     # every band holds its channel groups' weights: r copies of a layer's weights.
-    # Within `weight_fill` of the mesh's memory, the groups that save the
-    # fewest estimated cycles per extra byte go back to the split before.
-    extra, gain = {}, {}
+    # Within `weight_fill` of the mesh's memory, the group whose next step (fewer
+    # bands, or with LATENCY_TILE_BANDS False none at all: the split before) loses
+    # the fewest estimated cycles per byte it saves takes it, until the copies fit.
+    shapes = {root: tiles[max(members, key=lambda m: one_core[m])] for root, members in groups.items()}
+    shapes = {root: sh for root, sh in shapes.items() if sh is not None}
+
+    def extra_gain(root, shape) -> tuple[float, float]:
+        """(weight bytes the group's tiles add, estimated cycles they save)."""
+        if shape is None:
+            return 0.0, 0.0
+        r, c = shape
+        extra = gain = 0.0
+        for m in groups[root]:
+            if tileable(ops[m]):
+                op = ops[m]
+                args = (nbytes(op.operands[0]), const_bytes(op), link, dma)
+                extra += const_bytes(op) * (r - 1)
+                gain += tile_time(op, one_core[m], 1, max(1, parts[m]), *args) - tile_time(op, one_core[m], r, c, *args)
+        return extra, gain
+
+    def fewer_bands(root, shape):
+        """The group's next shape: its lead's best with fewer bands (None: untiled)."""
+        if not LATENCY_TILE_BANDS or shape[0] <= 2:
+            return None
+        lead = max(groups[root], key=lambda m: one_core[m])
+        op = ops[lead]
+        return tile_shape(op, one_core[lead], parts[lead], nbytes(op.operands[0]), const_bytes(op), link, dma,
+                          max_bands=shape[0] - 1)
+
+    if weight_fill is not None:
+        cap = weight_fill * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
+        now = {root: extra_gain(root, sh) for root, sh in shapes.items()}
+        total = sum(const_bytes(op) for op in ops) + sum(e for e, _ in now.values())
+        while total > cap and shapes:
+            steps = []
+            for root, sh in shapes.items():
+                nxt = fewer_bands(root, sh)
+                e, g = extra_gain(root, nxt)
+                saved = now[root][0] - e
+                if saved > 0:
+                    steps.append(((now[root][1] - g) / saved, root, nxt, (e, g)))
+            if not steps:
+                break
+            _, root, nxt, eg = min(steps, key=lambda x: x[0])
+            total -= now[root][0] - eg[0]
+            if nxt is None:
+                del shapes[root], now[root]
+            else:
+                shapes[root], now[root] = nxt, eg
     for root, members in groups.items():
         for m in members:
-            if tiles[m] is not None:
-                op, (r, c) = ops[m], tiles[m]
-                args = (nbytes(op.operands[0]), const_bytes(op), link, dma)
-                extra[root] = extra.get(root, 0) + const_bytes(op) * (r - 1)
-                gain[root] = gain.get(root, 0.0) + tile_time(op, one_core[m], 1, max(1, parts[m]), *args) \
-                    - tile_time(op, one_core[m], r, c, *args)
-    if weight_fill is None:
-        return tuple(tiles)
-    cap = weight_fill * target.mesh.width * target.mesh.height * target.mesh.core_memory_bytes
-    total = sum(const_bytes(op) for op in ops) + sum(extra.values())
-    for root in sorted(extra, key=lambda g: gain[g] / max(1, extra[g])):
-        if total <= cap:
-            break
-        total -= extra[root]
-        for m in groups[root]:
-            tiles[m] = None
+            tiles[m] = shapes.get(root) if tileable(ops[m]) else None
     return tuple(tiles)
+
+
+#: when a tiled plan's weight copies exceed the latency schedule's weight budget,
+#: a group of tiled convs first takes fewer bands (fewer copies of its weights, more
+#: channel groups) before going back to the split before (`latency_tiles`); False:
+#: the first rule, whole groups back to the split before (on ResNet-50 all but 11
+#: convs)
+LATENCY_TILE_BANDS = True
+
+
+def _follow_groups(ops: list, index: dict[int, int]):
+    """The ops an elementwise op or batch norm joins, through every such op, as
+    union-find groups: (find: op -> its group's root, follows: per op whether it is
+    one of those followers, graph_read: followers reading a graph input). The ops of
+    a group that are not followers (its convs, pools, ...) are its roots: a
+    follower runs on their pieces, so they must be cut alike."""
+    from nnx.dialects.graph import BatchNormalizationOp
+    from nnx.dialects.traits import Elementwise
+    from nnx.mesh.partition import act_operands
+
+    parent = list(range(len(ops)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    follows = [op.has_trait(Elementwise) or isinstance(op, BatchNormalizationOp) for op in ops]
+    graph_read: set[int] = set()
+    for i, op in enumerate(ops):
+        if follows[i]:
+            for v in act_operands(op):  # an elementwise op joins the groups of its operands
+                if id(v.owner) in index:
+                    parent[find(index[id(v.owner)])] = find(i)
+                else:
+                    graph_read.add(i)
+    return find, follows, graph_read
 
 
 def _readers(op, index: dict[int, int]) -> list[int]:

@@ -563,6 +563,8 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             (lo, hi), (clo, chi) = ts.extent(p, ROW_AXIS), ts.extent(p, CHANNEL_AXIS)
             a, b, _, _ = row_window(op, lo, hi)
             srcs, band, sliced = row_sources(v, a, b, ROW_AXIS)
+            if isinstance(splits.get(producer(v)), TileSplit):  # its tiles joined in place, no copy
+                band = nbytes(v) // shape(v)[ROW_AXIS] * (b - a)
             pb = band + int((w_bytes * (chi - clo)) // out[CHANNEL_AXIS]) + int(out_bytes * ts.fraction(p))
             if pb > budget:
                 return False

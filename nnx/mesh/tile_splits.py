@@ -155,14 +155,15 @@ def tile_time(op: Operation, cycles: float, r: int, c: int, in_bytes: int, w_byt
 
 
 def tile_shape(op: Operation, cycles: float, parts: int, in_bytes: int, w_bytes: int,
-               link: float, dma: float) -> tuple[int, int] | None:
+               link: float, dma: float, max_bands: int | None = None) -> tuple[int, int] | None:
     """The (bands, channel groups) of least `tile_time` with at most `parts` parts
-    (the op's share of the mesh), or None when the best cuts only one way (rows or
-    channels alone: the partitioner's own choice stands)."""
+    (the op's share of the mesh) and at most `max_bands` bands (None: any), or None
+    when the best cuts only one way (rows or channels alone: the partitioner's own
+    choice stands)."""
     out = tuple(int(d) for d in op.results[0].type.get_shape())
     rows, chans = out[ROW_AXIS], out[CHANNEL_AXIS]
     best, best_t = None, math.inf
-    for r in range(1, min(rows, parts) + 1):
+    for r in range(1, min(rows, parts, max_bands or rows) + 1):
         c = min(chans, parts // r)
         if c < 1:
             break
