@@ -1,6 +1,7 @@
 """nnx-compile wall time of the current tree against a git revision, in one run.
 
     .venv/bin/python bench/compile_time.py --rev REV [--models resnet50,bert-base] [--repeat 1]
+                                           [--target FILE]
 
 REV (a commit, branch or tag) is checked out in a temporary `git worktree`; both trees
 are run with this venv's Python, each in a fresh subprocess that imports nnx from its
@@ -9,8 +10,10 @@ each is kept. The time is nnx-compile's whole `main` (import, pipeline, lower-to
 assembly and data file), the interpreter start-up excluded. Models: bench/models.py's
 full-size ResNet-50 (1x3x224x224) and BERT-base (sequence 128), generated into
 cache/bench-models/ on first use, and the onnx wheel's light CNNs by name
-(`inception_v2`, `densenet121`, ...: test/python/model_zoo.py `LIGHT_MODELS`). Printed per model: the revision's and this tree's
-seconds and their ratio (this tree / revision; the architecture issue asks for <= 1.3).
+(`inception_v2`, `densenet121`, ...: test/python/model_zoo.py `LIGHT_MODELS`). `--target FILE`
+compiles for that target (e.g. targets/mesh.toml: each tree's default mesh schedule).
+Printed per model: the revision's and this tree's seconds and their ratio (this tree /
+revision; the architecture issue asks for <= 1.3, the mesh schedules issue for <= 2).
 """
 
 from __future__ import annotations
@@ -31,14 +34,17 @@ from tree_import import use_tree
 use_tree({tree!r})
 from nnx.tools.nnx_compile import main
 t = time.perf_counter()
-rc = main([{model!r}, "-o", {out!r}])
+rc = main([{model!r}, "-o", {out!r}] + {extra!r})
 print("SECONDS", time.perf_counter() - t, rc)
 """
 
 
-def compile_seconds(tree: Path, model: Path, work: Path) -> float:
-    """Wall seconds of nnx-compile of `model` with nnx imported from `tree`."""
-    code = _CHILD.format(bench=str(ROOT / "bench"), tree=str(tree), model=str(model), out=str(work / "prog.s"))
+def compile_seconds(tree: Path, model: Path, work: Path, target: str | None = None) -> float:
+    """Wall seconds of nnx-compile of `model` (for `target`, a TOML path) with nnx
+    imported from `tree`."""
+    extra = ["--target", str(Path(target).resolve())] if target else []
+    code = _CHILD.format(bench=str(ROOT / "bench"), tree=str(tree), model=str(model), out=str(work / "prog.s"),
+                         extra=extra)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     for line in r.stdout.splitlines():
         if line.startswith("SECONDS"):
@@ -55,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="resnet50,bert-base")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    ap.add_argument("--target", metavar="FILE", help="compile for this target TOML (default: the default target)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "bench"))
     sys.path.insert(0, str(ROOT / "test" / "python"))
@@ -79,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                     for which, tree in (("rev", base), ("tree", ROOT)):
                         w = td / f"{name}-{which}"
                         w.mkdir(exist_ok=True)
-                        best[which] = min(best[which], compile_seconds(tree, model, w))
+                        best[which] = min(best[which], compile_seconds(tree, model, w, args.target))
                 ratio = best["tree"] / best["rev"]
                 rows.append({"model": name, "rev": args.rev, "rev_seconds": round(best["rev"], 2),
                              "tree_seconds": round(best["tree"], 2), "ratio": round(ratio, 3)})
