@@ -323,6 +323,26 @@ def bench(name: str, single: bool, stream: int, runs=RUNS) -> dict:
     return ok
 
 
+def set_rule(text: str) -> None:
+    """`--set MODULE.NAME=VALUE`: the rule NAME of nnx/mesh/MODULE.py set to the Python
+    literal VALUE for this run; a malformed one, an unknown module or rule, or a
+    value that is not a literal exits with one line."""
+    name, eq, value = text.partition("=")
+    module, dot, attr = name.rpartition(".")
+    if not eq or not dot:
+        raise SystemExit(f"bench/mesh.py: --set wants MODULE.NAME=VALUE, got '{text}'")
+    try:
+        mod = importlib.import_module(f"nnx.mesh.{module}")
+    except ImportError:
+        raise SystemExit(f"bench/mesh.py: --set {text}: no module nnx/mesh/{module}.py") from None
+    if not hasattr(mod, attr):
+        raise SystemExit(f"bench/mesh.py: --set {text}: nnx/mesh/{module}.py has no rule '{attr}'")
+    try:
+        setattr(mod, attr, ast.literal_eval(value))
+    except (ValueError, SyntaxError):
+        raise SystemExit(f"bench/mesh.py: --set {text}: '{value}' is not a Python literal") from None
+
+
 def main() -> None:
     global MESH
     argv = sys.argv[1:]
@@ -342,9 +362,7 @@ def main() -> None:
         del argv[k:k + 2]
     while "--set" in argv:  # a rule of nnx.mesh switched, e.g. latency.LATENCY_TILE_BANDS=False
         k = argv.index("--set")
-        name, value = argv[k + 1].split("=", 1)
-        module, attr = name.rsplit(".", 1)
-        setattr(importlib.import_module(f"nnx.mesh.{module}"), attr, ast.literal_eval(value))
+        set_rule(argv[k + 1] if k + 1 < len(argv) else "")
         del argv[k:k + 2]
     args = [a for a in argv if not a.startswith("--")]
     single = "--single" in argv
