@@ -274,6 +274,41 @@ def test_concat_in_place_on_one_core_reads_its_inputs_as_views(axis, tmp_path):
         assert len(progs["true"].instrs) == len(progs["false"].instrs)
 
 
+def test_nested_concat_in_place_places_every_received_piece(tmp_path):
+    """A concat of in-place concats is in place too (a tiled value's channel groups
+    joined, each group's row bands joined: nnx/mesh/core_graph.py `tile_window`),
+    and a concat with an operand computed on the core places the others and copies
+    only that one: on one core, concat(concat(a, b), relu(x), c) along channels
+    holds a, b and c at their places in one buffer, relu(x) copied between them;
+    the same outputs as onnxruntime and as the program that copies every piece."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    shapes = {"a": [1, 2, 4, 8], "b": [1, 3, 4, 8], "x": [1, 1, 4, 8], "c": [1, 2, 4, 8]}
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["a", "b"], ["ab"], axis=1), helper.make_node("Relu", ["x"], ["r"]),
+         helper.make_node("Concat", ["ab", "r", "c"], ["abrc"], axis=1), helper.make_node("Relu", ["abrc"], ["y"])],
+        "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, sh) for n, sh in shapes.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 4, 8])])
+    path = str(tmp_path / "nested.onnx")
+    onnx.save(helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17)]), path)
+    rng = np.random.default_rng(0)
+    feeds = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in shapes.items()}
+    ref = ort.InferenceSession(path).run(["y"], feeds)[0]
+    progs = {}
+    for in_place in ("false", "true"):
+        prog = api.compile(path, None, f"lower-to-chip{{schedule=false concat-in-place={in_place}}}")
+        np.testing.assert_allclose(api.simulate(prog, feeds).outputs["y"], ref, rtol=0, atol=1e-6)
+        progs[in_place] = prog.program
+    tiles = {s.name: s.tile for s in progs["true"].inputs}
+    plane = 4 * 8 * 4  # bytes of one channel
+    assert tiles["b"].offset == tiles["a"].offset + 2 * plane
+    assert tiles["c"].offset == tiles["a"].offset + 6 * plane  # after relu(x)'s channel
+    assert tiles["x"].offset not in range(tiles["a"].offset, tiles["a"].offset + 8 * plane)
+    assert len(progs["true"].instrs) < len(progs["false"].instrs)
+
+
 def _ops(module):
     from nnx.dialects.graph import ConstantOp
     from xdsl.dialects import func
