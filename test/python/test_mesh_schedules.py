@@ -471,6 +471,35 @@ def _latency_run(path, feeds, d):
     return comp, _run_mesh(comp, feeds, d)
 
 
+def test_messages_on_the_queue_that_touches_them(tmp_path, monkeypatch):
+    """stitch.add_messages puts a RECV on the DMA queue of the first instruction
+    that touches its tile and, under the latency schedule, a SEND on the queue of
+    its tile's last write (`NOC_ON_TOUCHING_UNIT`): on tiny_resnet, RECVs and
+    SENDs on both DAU queues, the same outputs (onnxruntime's within 1e-4) and
+    fewer cycles than with every message on DAU0, where a RECV still waiting
+    held up the loads behind it (4,808 against 5,068 when written)."""
+    import onnxruntime as ort
+
+    from nnx.mesh import stitch
+    from nnx.sim.isa_mesh import RECV, SEND
+
+    path, feeds = model_zoo.get_model("tiny_resnet"), model_zoo.sample_inputs("tiny_resnet")
+    sess = ort.InferenceSession(str(path))
+    refs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    got = {}
+    for touching in (False, True):
+        monkeypatch.setattr(stitch, "NOC_ON_TOUCHING_UNIT", touching)
+        comp, res = _latency_run(path, feeds, tmp_path / f"touching_{touching}")
+        for name, ref in refs.items():
+            np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+        queues = {(ins.mnemonic, ins.unit) for sec in comp.program.cores.values() for ins in sec.program.instrs
+                  if ins.mnemonic in (RECV, SEND)}
+        got[touching] = (queues, res.latency_cycles)
+    assert got[False][0] == {(RECV, "DAU0"), (SEND, "DAU0")}
+    assert {(RECV, "DAU1"), (SEND, "DAU1")} <= got[True][0]
+    assert got[True][1] < got[False][1], (got[True][1], got[False][1])
+
+
 def _weights(rng):
     """A maker of named float32 initializers scaled by their fan-in."""
     from onnx import numpy_helper
