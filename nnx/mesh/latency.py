@@ -120,6 +120,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
         rows.append(k)
         cap = int(LATENCY_LINK_RATIO * cycles * link // max(1, received))
         channels.append(max(1, min(k, cap)) if k else 0)
+    if LATENCY_SPREAD_JOINS:
+        _spread_joins(ops, index, one_core, floor, rows)
     if LATENCY_ALIGN_ROOTS:  # the roots of every group of followers (through relus and adds)
         find, follows, _ = _follow_groups(ops, index)
         joined_roots: dict[int, list[int]] = {}
@@ -148,6 +150,35 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
 #: between them kept its conv's parts: ResNet-50's last residual adds ran whole on
 #: one core, their convs split in 47 and 23 parts)
 LATENCY_ALIGN_ROOTS = True
+
+
+#: an op of less work than the part floor that would run whole on one core (a
+#: concat joining two convs' channel parts, a dropout) takes the most row parts of
+#: its readers, so that each of its parts gathers one band of its inputs and sends
+#: it on, instead of one core gathering the whole value and sending all of it to
+#: every reader; False: such an op runs whole (SqueezeNet's fire concats: one core
+#: received 73 channel pieces and multicast 346 KB to the next layer's parts)
+LATENCY_SPREAD_JOINS = True
+
+
+def _spread_joins(ops: list, index: dict, one_core: list[float], floor: float, rows: list[int]) -> None:
+    """`rows` with every op of less than `floor` one-core cycles and at most one row
+    part given its readers' most row parts (the graph backwards, so a chain of such
+    ops takes its last reader's). Not a view (a dropout, a reshape): its parts would
+    receive pieces no instruction reads and pass them on, which the core programs
+    cannot place in the layers' order; it follows its producer's parts instead."""
+    from nnx.lowering.storage import is_alias
+    from nnx.mesh.partition import act_operands
+
+    readers: dict[int, list[int]] = {}
+    for i, op in enumerate(ops):
+        for v in act_operands(op):
+            if id(v.owner) in index:
+                readers.setdefault(index[id(v.owner)], []).append(i)
+    for i in range(len(ops) - 1, -1, -1):
+        if rows[i] <= 1 and one_core[i] < floor and act_operands(ops[i]) and readers.get(i) \
+                and not is_alias(ops[i]):
+            rows[i] = max(rows[i], max(rows[r] for r in readers[i]))
 
 
 #: the latency schedule may cut a conv into row bands x output-channel groups at once

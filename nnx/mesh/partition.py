@@ -476,9 +476,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         fed = [splits[producer(v)].k for v in win_vals
                if isinstance(splits.get(producer(v)), Split) and splits[producer(v)].axis == in_axis]
         k_compute = op_share(i)
-        if need <= budget and not fed and (ax is None or k_compute <= 1) \
+        if need <= budget and not fed and ((ax is None and not isinstance(share, OpShares)) or k_compute <= 1) \
                 and not (isinstance(share, list) and k_compute > 1):
-            return False  # a schedule's own parts (a list share) split it by rows too
+            return False  # a schedule's own parts (a list share; the latency model's: OpShares) split it by rows too
         out_bytes = nbytes(op.results[0])
         rows = shape(op.results[0])[out_axis]
         whole_acts = [v for v in acts if all(v is not u for u in win_vals)]
