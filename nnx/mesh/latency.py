@@ -152,13 +152,13 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
 LATENCY_ALIGN_ROOTS = True
 
 
-#: an op of less work than the part floor that would run whole on one core (a
-#: concat joining two convs' channel parts, a dropout) takes the most row parts of
-#: its readers, so that each of its parts gathers one band of its inputs and sends
-#: it on, instead of one core gathering the whole value and sending all of it to
-#: every reader; False: such an op runs whole (SqueezeNet's fire concats: one core
-#: received 73 channel pieces and multicast 346 KB to the next layer's parts)
-LATENCY_SPREAD_JOINS = True
+#: an op of less work than the part floor that would run on one core (a concat
+#: joining two convs' channel parts) takes the most row parts of its readers, so
+#: that each of its parts gathers one band of its inputs and sends it on. Off by
+#: default: it changed nothing on SqueezeNet (its concats' own shares cut them by
+#: rows already) and made Inception v1 5 % slower (more, smaller pieces); on the
+#: fire-module CNN of test_mesh_schedules.py it is 31 % faster (bench/RESULTS.md)
+LATENCY_SPREAD_JOINS = False
 
 
 def _spread_joins(ops: list, index: dict, one_core: list[float], floor: float, rows: list[int]) -> None:

@@ -572,13 +572,13 @@ def _fire_cnn(path, hw=24):
 
 def test_latency_spreads_a_concat_of_channel_parts_over_row_parts(tmp_path, monkeypatch):
     """A concat joining two channel-split convs (a fire module's expand convs) has
-    less work than a part: under the latency schedule it is cut by rows (its share
-    of the work decides, as for any op the latency model splits; it used to run
-    whole on one core, which received every channel piece and sent the whole value
-    to every reader part) and takes its readers' row parts
-    (`LATENCY_SPREAD_JOINS`), each gathering one band of both inputs: the same
-    outputs (onnxruntime's within 1e-4), more parts than its own share gives, and
-    fewer cycles (4,200 against 6,076 when written)."""
+    no output axis to split and less work than a part: under the latency schedule
+    it is cut by rows as its share of the work asks (it used to run whole on one
+    core, which received every channel piece and sent the whole value to every
+    reader part), and with `LATENCY_SPREAD_JOINS` it takes its readers' row parts,
+    each gathering one band of both inputs: the same outputs (onnxruntime's within
+    1e-4) both ways, more parts and fewer cycles with the rule (4,200 against 6,076
+    when written)."""
     import onnxruntime as ort
 
     from nnx.dialects.graph import ConcatOp
@@ -589,7 +589,7 @@ def test_latency_spreads_a_concat_of_channel_parts_over_row_parts(tmp_path, monk
     feeds = {"x": np.random.default_rng(3).standard_normal((1, 3, 24, 24)).astype(np.float32)}
     ref = ort.InferenceSession(str(path)).run(["y"], feeds)[0]
     got = {}
-    for spread in (False, True):
+    for spread in (False, True):  # the default, then the rule
         monkeypatch.setattr(latency, "LATENCY_SPREAD_JOINS", spread)
         comp, res = _latency_run(path, feeds, tmp_path / f"spread_{spread}")
         np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
@@ -597,7 +597,7 @@ def test_latency_spreads_a_concat_of_channel_parts_over_row_parts(tmp_path, monk
         got[spread] = ([(plan.kinds[i], plan.splits[i].k if i in plan.splits else 1)
                         for i, op in enumerate(plan.ops) if isinstance(op, ConcatOp)], res.latency_cycles)
     (joins, cycles), (spread_joins, spread_cycles) = got[False], got[True]
-    assert [k for k, _ in spread_joins] == ["rows", "rows"]
+    assert [k for k, _ in joins] == [k for k, _ in spread_joins] == ["rows", "rows"]
     assert all(n > m for (_, n), (_, m) in zip(spread_joins, joins)), got  # the readers' row parts
     assert spread_cycles < cycles, got
 
