@@ -56,28 +56,73 @@ def layer_of(op: Operation, target) -> Layer:
     return Layer(float(cycles), w, ins, outs, parts, by_rows, halo=halo)
 
 
+#: an op that cannot split on its own follows the pieces of the layer before only
+#: where the partitioner lets it (`partition.can_follow`, every activation operand
+#: split alike); else it runs whole on one core, and the search counts it whole
+#: (docs/mesh.md, "Schedules": a transformer's LayerNorm, the residual add reading
+#: a whole value). False: every such op follows the layer before (the first rule,
+#: which planned BERT's LayerNorms as split over their group's cores)
+FOLLOW_AS_PARTITIONED = True
+
+
 def layers_of(ops: list[Operation], target) -> list[Layer]:
     """`layer_of` for every op, in order, with its operands' producers; an op that the partitioner would run on
     the pieces of the op before it (not a matrix op, an activation operand that
-    op's result, not split by channels of its own) `joins` its group."""
+    op's result, not split by channels of its own) `joins` its group. With
+    FOLLOW_AS_PARTITIONED, an op that cannot split on its own joins only where
+    the partitioner would run it on those pieces (`follows`), else it is whole."""
     from dataclasses import replace as with_
 
     from nnx.dialects.traits import MatrixCompute
     from nnx.mesh.partition import act_operands
 
-    out = []
+    out: list[Layer] = []
+    cuts: list[tuple | None] = []  # per layer: how its result is cut (`follows`), None: whole
     index = {id(op): i for i, op in enumerate(ops)}
     for i, op in enumerate(ops):
         x = layer_of(op, target)
         acts = act_operands(op)
         x = with_(x, operands=tuple((index.get(id(v.owner), -1), nbytes(v)) for v in acts))
+        cut = _own_cut(op, x)
         if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
                 and split_axis(op) is None:
-            x = with_(x, joins=True)
-            if x.max_parts == 1:  # it follows the pieces of the layer before
-                x = with_(x, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
+            if x.max_parts > 1 or not FOLLOW_AS_PARTITIONED:
+                x = with_(x, joins=True)
+                if x.max_parts == 1:  # it follows the pieces of the layer before
+                    x = with_(x, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
+            else:
+                cut = follows(op, [cuts[index[id(v.owner)]] if id(v.owner) in index else None for v in acts])
+                if cut is not None:  # on the pieces of the layer before
+                    x = with_(x, joins=True, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
+        cuts.append(cut)
         out.append(x)
     return out
+
+
+def _own_cut(op: Operation, x: Layer) -> tuple | None:
+    """How the partitioner cuts an op's result when it splits the op on its own
+    (axis, size, by rows, the op), None when whole (`Layer.max_parts` 1). Two
+    values are cut alike only when cut by the same op: the pipeline's groups give
+    different ops different parts, whose bounds then differ."""
+    from nnx.mesh.rows import ROW_AXIS
+
+    if x.max_parts <= 1:
+        return None
+    ax = split_axis(op)
+    return (ROW_AXIS if x.by_rows or ax is None else ax[0], x.max_parts, x.by_rows, id(op))
+
+
+def follows(op: Operation, cuts: list[tuple | None]) -> tuple | None:
+    """The cut of op's result when the partitioner runs it on the pieces of its
+    activation operands (cut as `cuts`: every one cut, and alike, and
+    `partition.can_follow` for that cut), else None (it runs whole)."""
+    from nnx.mesh.partition import Split, act_operands, bounds_of, can_follow, shape
+
+    if not cuts or cuts[0] is None or any(c != cuts[0] for c in cuts):
+        return None
+    axis, size, rows, _ = cuts[0]
+    sp = Split(axis, bounds_of(size, min(2, size)), rows=rows)
+    return cuts[0] if can_follow(op, sp, shape(act_operands(op)[0])) else None
 
 
 #: the pipeline's cores write received pieces into the value they make up (no
@@ -86,11 +131,23 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
 PIPELINE_IN_PLACE = True
 
 
-def machine_of(target, fill: float) -> Machine:
-    """The search's view of a mesh target, planning `fill` of each core's memory."""
+#: the search counts a channel split's input as the partitioner cuts it (whole
+#: for an output split that fits its planned fill: `Machine.split_budget`). False:
+#: the first rule (a band whenever the input is more than half the search's budget),
+#: which planned BERT's FFN down-projections with 1/k of their 1.5 MB input where
+#: the partitioner gave each part all of it
+INPUT_AS_PARTITIONED = True
+
+
+def machine_of(target, fill: float, split_fill: float = 0.0) -> Machine:
+    """The search's view of a mesh target, planning `fill` of each core's memory;
+    `split_fill`, the fill the partitioner plans the parts with (with
+    INPUT_AS_PARTITIONED)."""
     m = target.mesh
+    split = m.core_memory_bytes * split_fill if INPUT_AS_PARTITIONED else 0.0
     return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
-                   float(target.storage.dma_bytes_per_cycle), concat_copy=not PIPELINE_IN_PLACE)
+                   float(target.storage.dma_bytes_per_cycle), concat_copy=not PIPELINE_IN_PLACE,
+                   split_budget=split)
 
 
 def pipeline_shares(pipe: Pipeline) -> list[int]:
