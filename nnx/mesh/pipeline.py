@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from xdsl.ir import Operation
 
-from nnx.mesh.partition import RETURN, Plan, const_bytes, nbytes, split_axis
+from nnx.mesh.partition import RETURN, Plan, const_bytes, nbytes, shape, split_axis
 from nnx.mesh.pipeline_search import Layer, Machine, Pipeline
 
 
@@ -49,6 +49,7 @@ def layer_of(op: Operation, target) -> Layer:
     if can_split_rows(op) and sum(nbytes(op.operands[k]) for k in windowed_operands(op)) >= w:
         out = op.results[0].type.get_shape()
         by_rows, parts = True, int(out[ROW_AXIS] if len(out) == 4 else out[-2] if len(out) >= 2 else 1)
+
     elif (ax := split_axis(op)) is not None and ax[2] == "concat":
         parts = int(ax[1])
     # a band of output rows reads other input rows than its own (kernel or stride)
@@ -63,6 +64,27 @@ def layer_of(op: Operation, target) -> Layer:
 #: a whole value). False: every such op follows the layer before (the first rule,
 #: which planned BERT's LayerNorms as split over their group's cores)
 FOLLOW_AS_PARTITIONED = True
+
+
+#: a row view (reshape, transpose: nnx/mesh/rows.py) counts the rows of the
+#: output axis its input's row axis maps to, which the partitioner splits
+#: (`rows.mapped_row_axis`). False: the first rule, the view's own row axis (BERT's
+#: head transposes: 12 heads or 64 columns where the partitioner cuts 128 rows, so
+#: a view's parts read pieces of other cores, and a received piece a view sends on
+#: deadlocked the stream)
+ROW_VIEWS_MAPPED = True
+
+
+def _view_row_axis(op: Operation, in_axis: int | None) -> int | None:
+    """The output axis a row view's input row axis maps to (`in_axis`: the
+    producer's row split axis, else the input's default row axis, as the
+    partitioner takes it), or None (not a row view, or no such axis)."""
+    from nnx.mesh.rows import default_row_axis, is_row_view, mapped_row_axis
+
+    if not is_row_view(op):
+        return None
+    axis = default_row_axis(op.operands[0]) if in_axis is None else in_axis
+    return None if axis is None else mapped_row_axis(op, axis)
 
 
 def layers_of(ops: list[Operation], target) -> list[Layer]:
@@ -83,6 +105,11 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
         x = layer_of(op, target)
         acts = act_operands(op)
         x = with_(x, operands=tuple((index.get(id(v.owner), -1), nbytes(v)) for v in acts))
+        if ROW_VIEWS_MAPPED and x.by_rows and acts:
+            src = cuts[index[id(acts[0].owner)]] if id(acts[0].owner) in index else None
+            axis = _view_row_axis(op, src[0] if src is not None and src[2] else None)
+            if axis is not None:  # a row view: split where its input's rows map
+                x = with_(x, max_parts=int(shape(op.results[0])[axis]))
         cut = _own_cut(op, x)
         if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
                 and split_axis(op) is None:
@@ -109,7 +136,12 @@ def _own_cut(op: Operation, x: Layer) -> tuple | None:
     if x.max_parts <= 1:
         return None
     ax = split_axis(op)
-    return (ROW_AXIS if x.by_rows or ax is None else ax[0], x.max_parts, x.by_rows, id(op))
+    axis = ROW_AXIS if x.by_rows or ax is None else ax[0]
+    if x.by_rows and ROW_VIEWS_MAPPED:  # a row view: the output axis of max_parts rows
+        out = shape(op.results[0])
+        axis = next((a for a in range(len(out)) if a == ROW_AXIS and out[a] == x.max_parts),
+                    next((a for a in range(len(out)) if out[a] == x.max_parts), axis))
+    return (axis, x.max_parts, x.by_rows, id(op))
 
 
 def follows(op: Operation, cuts: list[tuple | None]) -> tuple | None:
