@@ -187,6 +187,14 @@ def pipeline_shares(pipe: Pipeline) -> list[int]:
     return list(pipe.parts)
 
 
+#: a stage of whole ops that the partitioner packed across the pipeline's groups
+#: is placed group by group, each group's ops on a core of that group. False: the
+#: first rule, the stage on one core of its first op's group, which then ran later
+#: groups' ops (BERT's residual values forwarded through six groups stayed on the
+#: LayerNorm's core, their messages skipped those groups, and the stream stalled
+#: every third inference)
+WHOLE_STAGES_BY_GROUP = True
+
 #: the heights (rows) of the bands of the paths through the mesh the pipeline's
 #: groups are placed along (placement.band_snake), the one whose busiest link
 #: carries the fewest bytes taken (`place_pipeline`). On targets/mesh.toml the
@@ -226,8 +234,9 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, band: int 
     core, and cut alike layers apart); a stage of whole ops stays together on the position of the
     whole op its first op reads in the same group (so a view, whose result is its
     input's tile, is never sent before it is received: a deadlock), else on the
-    least loaded position of its first op's group; an assembled graph output goes
-    with its producer's group."""
+    least loaded position of its first op's group (with WHOLE_STAGES_BY_GROUP, each
+    group's ops of a stage the partitioner packed across groups on their own
+    group's cores); an assembled graph output goes with its producer's group."""
     from nnx.mesh.latency import part_ranks, plan_on_slots
     from nnx.mesh.placement import band_snake
 
@@ -249,8 +258,20 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, band: int 
         g = group_of[i]
         return list(range(start[g], start[g] + pipe.groups[g][2]))
 
+    def group_of_item(it) -> int:
+        i, part = it
+        return group_of[plan.ops.index(_returned_owner(plan, part)) if i == RETURN else i]
+
     for s in plan.stages:
-        units = [([it], s.bytes / len(s.items)) for it in s.items] if s.split else [(list(s.items), float(s.bytes))]
+        if s.split:
+            units = [([it], s.bytes / len(s.items)) for it in s.items]
+        elif WHOLE_STAGES_BY_GROUP:  # the whole ops the partitioner packed, group by group
+            by_group: dict[int, list] = {}
+            for it in s.items:
+                by_group.setdefault(group_of_item(it), []).append(it)
+            units = [(its, s.bytes * len(its) / len(s.items)) for its in by_group.values()]
+        else:
+            units = [(list(s.items), float(s.bytes))]
         for items, nb in units:
             i, part = items[0]
             if i == RETURN:  # an assembled output: with the op producing it
