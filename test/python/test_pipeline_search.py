@@ -216,3 +216,48 @@ def test_busiest_link_counts_a_multicast_once_per_link():
     assert busiest_link(cores, [(0, [1, 2], 100), (0, [3], 30), (0, [4], 7)], 4) == 137
     # a send to a stage on the same core takes no link
     assert busiest_link([0, 0], [(0, [1], 100)], 4) == 0
+
+
+def test_followers_of_a_channel_split_read_their_pieces_in_place(monkeypatch):
+    """A bias add after a matmul split by output features runs on the matmul's
+    pieces where they are: no transfer (`on_pieces`); the first model charged it
+    the whole operand's arrival over a link."""
+    from nnx.mesh import pipeline_search
+
+    mm = Layer(64_000.0, weight_bytes=64_000, in_bytes=32_000, out_bytes=320_000, max_parts=64)
+    add = Layer(1_000.0, in_bytes=320_000, out_bytes=320_000, max_parts=64, joins=True)
+    alone = stage_time([mm], 0, 1, 16, BIG)
+    assert stage_time([mm, add], 0, 2, 16, BIG) == pytest.approx(alone + 1_000 / 16 + 200)
+    monkeypatch.setattr(pipeline_search, "FOLLOWERS_IN_PLACE", False)
+    gathered = 320_000 * 15 / 16 / 32 + 2 * 320_000 / 64
+    assert stage_time([mm, add], 0, 2, 16, BIG) == pytest.approx(alone + 1_000 / 16 + 200 + gathered)
+
+
+def test_whole_layer_receives_its_operands_once_in_place(monkeypatch):
+    """A whole layer (a residual add, a LayerNorm) whose operands' pieces are
+    received in place holds each operand once; the first model counted it twice."""
+    from nnx.mesh import pipeline_search
+
+    in_place = Machine(16, 1e12, 32.0, concat_copy=False)
+    add = Layer(1_000.0, in_bytes=800, out_bytes=400, operands=((-1, 400), (-1, 400)))
+    assert stage_bytes([add], 0, 1, 4, in_place) == 400 + 400 + 400
+    monkeypatch.setattr(pipeline_search, "WHOLE_IN_PLACE", False)
+    assert stage_bytes([add], 0, 1, 4, in_place) == 400 + 2 * 400 + 2 * 400
+
+
+def test_large_input_of_a_channel_split_is_cut_in_2d():
+    """With the partitioner's budget (`Machine.split_budget`), a matrix layer whose
+    input is more than half of it is planned as the 2-D split over its parts: the
+    fewest input ranges whose parts fit (BERT's FFN down-projection on 64 parts of
+    0.9 x 2 MiB: 2 ranges of its 1.5 MB input, 32 output pieces each)."""
+    from nnx.mesh.pipeline_search import block_cut
+
+    budget = 0.9 * 2 * 1024 * 1024
+    assert block_cut(1_572_864, 9_437_184, 393_216, 64, budget) == (2, 32)
+    assert block_cut(1_000, 64_000, 1_000, 4, 1e12) == (1, 4)  # fits whole: an output split
+    down = Layer(1e6, weight_bytes=9_437_184, in_bytes=1_572_864, out_bytes=393_216, max_parts=768,
+                 operands=((-1, 1_572_864),))
+    cut = Machine(64, budget, 32.0, split_budget=budget)
+    # the range received and assembled, the weight share, three output pieces
+    assert stage_bytes([down], 0, 1, 64, cut) == pytest.approx(
+        9_437_184 / 64 + 2 * 1_572_864 / 2 + 3 * 393_216 / 32)
