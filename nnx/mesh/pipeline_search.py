@@ -344,12 +344,13 @@ def block_cut(in_bytes: float, weight_bytes: float, out_bytes: float, k: int, bu
               joined: int = 2) -> tuple[int, int]:
     """(ki, kj) of the 2-D split of a layer over its k parts as the partitioner
     makes it within a pipeline group's parts (`reduction_splits.block_split` with
-    `want` k: the fewest input ranges ki whose parts, ki x ceil(k / ki) of them, fit
-    `budget` with their input range -- `joined` times its bytes: received pieces
-    and their concatenation --, weight block and CHAINED_PIECES output pieces);
-    (k, 1) when none fits."""
+    `want` k and `chain_first`, `reduction_splits.pipeline_want`: the fewest input
+    ranges ki whose parts, ki x floor(k / ki) of them, fit `budget` with their
+    input range -- `joined` times its bytes: received pieces and their
+    concatenation --, weight block and CHAINED_PIECES output pieces); (k, 1) when
+    none fits."""
     for ki in range(1, k + 1):
-        kj = -(-k // ki)
+        kj = max(1, k // ki)
         if joined * in_bytes / ki + weight_bytes / (ki * kj) + CHAINED_PIECES * out_bytes / kj <= budget:
             return ki, kj
     return k, 1
