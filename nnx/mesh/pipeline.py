@@ -57,12 +57,16 @@ def layer_of(op: Operation, target) -> Layer:
     return Layer(float(cycles), w, ins, outs, parts, by_rows, halo=halo)
 
 
-#: an op that cannot split on its own follows the pieces of the layer before only
-#: where the partitioner lets it (`partition.can_follow`, every activation operand
-#: split alike); else it runs whole on one core, and the search counts it whole
-#: (docs/mesh.md, "Schedules": a transformer's LayerNorm, the residual add reading
-#: a whole value). False: every such op follows the layer before (the first rule,
-#: which planned BERT's LayerNorms as split over their group's cores)
+#: an op that cannot split on its own follows the pieces of a layer before it cut
+#: by channels only where the partitioner lets it (`partition.can_follow`, every
+#: activation operand cut alike); else it runs whole on one core, and the search
+#: counts it whole (docs/mesh.md, "Schedules": a transformer's LayerNorm, the
+#: residual add reading a whole value). After a row split the first rule stays (a
+#: CNN's global pool, which the partitioner runs whole, planned on the rows' cores:
+#: counted whole, SqueezeNet's 676 KB pool bounded the search's stages at its
+#: input's link time and the lowered pipeline streamed at 31,922 cycles against
+#: 20,220). False: every such op follows the layer before (the first rule, which
+#: planned BERT's LayerNorms as split over their group's cores)
 FOLLOW_AS_PARTITIONED = True
 
 
@@ -113,7 +117,7 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
         cut = _own_cut(op, x)
         if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
                 and split_axis(op) is None:
-            if x.max_parts > 1 or not FOLLOW_AS_PARTITIONED:
+            if x.max_parts > 1 or not FOLLOW_AS_PARTITIONED or out[-1].by_rows:
                 x = with_(x, joins=True)
                 if x.max_parts == 1:  # it follows the pieces of the layer before
                     x = with_(x, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)

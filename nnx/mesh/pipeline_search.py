@@ -85,6 +85,13 @@ FOLLOWERS_IN_PLACE = True
 #: which counted BERT's whole residual adds at 1.97 MB, more than any core plans
 WHOLE_IN_PLACE = True
 
+#: the spare cores go, one at a time, to the slowest stage that one more core makes
+#: faster (`best_pipeline`). False: the first rule, to the slowest stage only while
+#: it gains, which left 151 of 256 cores idle behind SqueezeNet's whole global pool
+#: (the slowest stage, which no core makes faster) when the search's other stage
+#: times were below the lowered ones
+SPARE_TO_GAINING = True
+
 #: the longest group (layers) the search considers: longer runs of layers on the
 #: same cores are never faster than cutting them, and the search stays O(L x GROUP_MAX)
 GROUP_MAX = 48
@@ -526,7 +533,8 @@ def _least_bound(time: np.ndarray, fits: np.ndarray, ncores: int, reached: np.nd
 def best_pipeline(layers: list[Layer], machine: Machine, skip_slack: float | None = SKIP_SLACK) -> Pipeline:
     """The groups and core counts of least bottleneck within `machine.ncores` cores
     (the module docstring); the spare cores then go, one at a time, to the slowest
-    stage while that makes it faster. With `skip_slack`, the pipeline without
+    stage that one more core makes faster (SPARE_TO_GAINING; else to the slowest
+    while it gains). With `skip_slack`, the pipeline without
     skipping messages ("Skips") when its bottleneck is within 1 + skip_slack of
     the least. Raises ValueError when no layer partition fits the cores' memory."""
     time, fits = _times(layers, machine)
@@ -540,13 +548,20 @@ def best_pipeline(layers: list[Layer], machine: Machine, skip_slack: float | Non
             found = near[1]
     groups = [list(g) for g in found[1]]
     spare = machine.ncores - found[0]
+    def now(g: list[int]) -> float:
+        return float(time[g[0], g[1] - g[0] - 1, g[2] - 1])
+
+    def gains(g: list[int]) -> bool:
+        a, b, n = g
+        return n < machine.ncores and time[a, b - a - 1, n] < time[a, b - a - 1, n - 1] \
+            and (fits[a, b - a - 1, n] or not SPARE_TO_GAINING)
+
     while spare > 0:  # spare cores to the slowest stage while it gains
-        s = max(range(len(groups)), key=lambda s: time[groups[s][0], groups[s][1] - groups[s][0] - 1,
-                                                       groups[s][2] - 1])
-        a, b, n = groups[s]
-        if n >= machine.ncores or time[a, b - a - 1, n] >= time[a, b - a - 1, n - 1]:
+        order = sorted(groups, key=now, reverse=True)
+        g = next((g for g in order if gains(g)), None) if SPARE_TO_GAINING else order[0] if gains(order[0]) else None
+        if g is None:
             break
-        groups[s][2] += 1
+        g[2] += 1
         spare -= 1
     parts = tuple(layer_parts(layers[i], n) for a, b, n in groups for i in range(a, b))
     times = tuple(float(time[a, b - a - 1, n - 1]) for a, b, n in groups)

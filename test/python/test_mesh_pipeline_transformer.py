@@ -14,7 +14,7 @@ import pytest
 
 from mesh_targets import resized_mesh
 from nnx import api
-from nnx.mesh import pipeline, pipeline_search
+from nnx.mesh import pipeline, pipeline_search, reduction_splits
 from nnx.mesh.compile import compile_for_mesh
 from nnx.passes.lower_to_mesh import save_mesh_program
 from nnx.sim.asm_mesh import read_mesh_program
@@ -26,7 +26,9 @@ SEQ, WIDTH, HEADS, FFN = 32, 64, 4, 256
 
 #: the rules of the search that model what the partitioner makes of a transformer
 RULES = ((pipeline, "FOLLOW_AS_PARTITIONED"), (pipeline, "ROW_VIEWS_MAPPED"), (pipeline, "INPUT_AS_PARTITIONED"),
-         (pipeline_search, "FOLLOWERS_IN_PLACE"), (pipeline_search, "WHOLE_IN_PLACE"))
+         (pipeline, "WHOLE_STAGES_BY_GROUP"), (pipeline_search, "FOLLOWERS_IN_PLACE"),
+         (pipeline_search, "WHOLE_IN_PLACE"), (pipeline_search, "SPARE_TO_GAINING"),
+         (reduction_splits, "PIPELINE_BLOCK_PARTS"))
 
 
 def _encoder_block(path) -> None:

@@ -46,14 +46,20 @@ def test_equal_layers_get_a_core_each():
     assert pipe.bottleneck == pytest.approx(stage_time(layers, 0, 1, 1, BIG))
 
 
-def test_cores_follow_the_work():
+def test_cores_follow_the_work(monkeypatch):
     """A layer of 9x the work gets the cores it can use (12 parts at most), the
-    light one just enough to keep up: a pipeline faster than both on all cores."""
+    light one enough to keep up and then the spare cores, which make it faster
+    (SPARE_TO_GAINING; the first rule gave spare cores to the slowest stage only):
+    a pipeline faster than both on all cores."""
+    from nnx.mesh import pipeline_search
+
     layers = [Layer(1_000_000.0, max_parts=12), Layer(9_000_000.0, max_parts=12)]
     pipe = best_pipeline(layers, BIG)
-    assert [n for _, _, n in pipe.groups] == [2, 12]
+    assert [n for _, _, n in pipe.groups] == [4, 12]
     assert pipe.bottleneck == pytest.approx(9_000_000 / 12 + stage_time([Layer(0.0)], 0, 1, 1, BIG))
     assert pipe.bottleneck < stage_time(layers, 0, 2, 16, BIG)
+    monkeypatch.setattr(pipeline_search, "SPARE_TO_GAINING", False)
+    assert [n for _, _, n in best_pipeline(layers, BIG).groups] == [2, 12]
 
 
 def test_whole_layers_are_packed():
