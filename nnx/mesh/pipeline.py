@@ -167,12 +167,14 @@ def follows(op: Operation, cuts: list[tuple | None]) -> tuple | None:
 PIPELINE_IN_PLACE = True
 
 
-#: the search counts a channel split's input as the partitioner cuts it (whole
-#: for an output split that fits its planned fill: `Machine.split_budget`). False:
-#: the first rule (a band whenever the input is more than half the search's budget),
-#: which planned BERT's FFN down-projections with 1/k of their 1.5 MB input where
-#: the partitioner gave each part all of it
-INPUT_AS_PARTITIONED = True
+#: the search counts the input of a channel split whose parts cannot hold it whole
+#: as the range of the 2-D split the partitioner then makes (`Machine.split_budget`,
+#: `pipeline_search.block_cut`), not as 1/k of it. Off by default (the first rule:
+#: 1/k whenever the input is more than half the search's budget): on BERT it
+#: streams 2 % faster (116,571 against 119,258 cycles per inference), but it
+#: changes ResNet-50's search (its 1.6 MB-input downsampling conv), whose pipeline
+#: the first rule was tuned with (bench/RESULTS.md, "BERT pipelined")
+INPUT_AS_PARTITIONED = False
 
 
 def machine_of(target, fill: float, split_fill: float = 0.0) -> Machine:

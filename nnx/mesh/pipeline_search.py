@@ -276,8 +276,9 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
       or of its own piece and the halo rows a window reaches beyond it: `halo`);
       a channel split whose whole input twice exceeds the budget reads a band
       (the partitioner's reduction or 2-D split cuts the input), received whole
-      (with `Machine.split_budget`: one whose whole input, weight share and
-      result piece exceed that budget);
+      (with `Machine.split_budget`, an input more than half of it and no output
+      split of the layer's parts within it: the range of the 2-D split the
+      partitioner makes, `block_cut`);
     and every value still to be read later in the group stays resident from its
     producer (or, from outside the group, its first reader) to its last reader.
     The values forwarded through the group to later groups (`forward_skips`) are
@@ -307,15 +308,18 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
         for p, nb in operands_of(layers, i):
             if x.by_rows:
                 band = nb * f
-            elif machine.split_budget and x.weight_bytes and 2 * nb > machine.split_budget:
-                # a 2-D split over the group's cores (partition.plan_partition)
-                cut = [block_cut(nb, x.weight_bytes, x.out_bytes, int(kk), machine.split_budget) for kk in k]
-                band = np.array([nb / ki for ki, _ in cut])
-                fp = fp + np.maximum(0.0, np.array([CHAINED_PIECES * x.out_bytes / kj for _, kj in cut]) - piece_i)
             elif 2 * nb > machine.budget:  # cut along the input by the partitioner
                 band = np.where(split, nb * f, float(nb))
             else:
                 band = np.full(N, float(nb))
+            if not x.by_rows and machine.split_budget and x.weight_bytes and 2 * nb > machine.split_budget:
+                # no output split of k parts fits: a 2-D split over them (partition.plan_partition)
+                cut2d = split & (nb + (x.weight_bytes + x.out_bytes) * f > machine.split_budget)
+                cut = [block_cut(nb, x.weight_bytes, x.out_bytes, int(kk), machine.split_budget) if c else (1, 1)
+                       for kk, c in zip(k, cut2d)]
+                band = np.where(cut2d, [nb / ki for ki, _ in cut], band)
+                fp = fp + np.where(cut2d, np.maximum(0.0, np.array([CHAINED_PIECES * x.out_bytes / kj
+                                                                    for _, kj in cut]) - piece_i), 0.0)
             if p >= a:
                 kp, fpp = kf[p - a]
                 src = layers[p]

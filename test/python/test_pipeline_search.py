@@ -253,9 +253,12 @@ def test_whole_layer_receives_its_operands_once_in_place(monkeypatch):
 
 def test_large_input_of_a_channel_split_is_cut_in_2d():
     """With the partitioner's budget (`Machine.split_budget`), a matrix layer whose
-    input is more than half of it is planned as the 2-D split over its parts: the
-    fewest input ranges whose parts fit (BERT's FFN down-projection on 64 parts of
-    0.9 x 2 MiB: 2 ranges of its 1.5 MB input, 32 output pieces each)."""
+    input is more than half of it and whose parts cannot hold it whole is planned
+    as the 2-D split over its parts: the fewest input ranges whose parts fit
+    (BERT's FFN down-projection on 64 parts of 0.9 x 2 MiB: 2 ranges of its 1.5 MB
+    input, 32 output pieces each; on 23: 3 x 7)."""
+    from dataclasses import replace
+
     from nnx.mesh.pipeline_search import block_cut
 
     budget = 0.9 * 2 * 1024 * 1024
@@ -264,6 +267,10 @@ def test_large_input_of_a_channel_split_is_cut_in_2d():
     down = Layer(1e6, weight_bytes=9_437_184, in_bytes=1_572_864, out_bytes=393_216, max_parts=768,
                  operands=((-1, 1_572_864),))
     cut = Machine(64, budget, 32.0, split_budget=budget)
-    # the range received and assembled, the weight share, three output pieces
-    assert stage_bytes([down], 0, 1, 64, cut) == pytest.approx(
-        9_437_184 / 64 + 2 * 1_572_864 / 2 + 3 * 393_216 / 32)
+    assert block_cut(1_572_864, 9_437_184, 393_216, 23, budget) == (3, 7)
+    # on 23 cores: the range received and assembled, the weight share (34 of 768
+    # columns), three output pieces
+    assert stage_bytes([down], 0, 1, 23, cut) == pytest.approx(
+        9_437_184 * 34 / 768 + 2 * 1_572_864 / 3 + 3 * 393_216 / 7)
+    # on 64 an output split holds the whole input: the first rule's band stands
+    assert stage_bytes([down], 0, 1, 64, cut) == stage_bytes([down], 0, 1, 64, replace(cut, split_budget=0.0))
