@@ -170,10 +170,10 @@ PIPELINE_IN_PLACE = True
 #: the search counts the input of a channel split whose parts cannot hold it whole
 #: as the range of the 2-D split the partitioner then makes (`Machine.split_budget`,
 #: `pipeline_search.block_cut`), not as 1/k of it. Off by default (the first rule:
-#: 1/k whenever the input is more than half the search's budget): on BERT it
-#: streams 2 % faster (116,571 against 119,258 cycles per inference), but it
-#: changes ResNet-50's search (its 1.6 MB-input downsampling conv), whose pipeline
-#: the first rule was tuned with (bench/RESULTS.md, "BERT pipelined")
+#: 1/k whenever the input is more than half the search's budget): BERT's pipeline
+#: is the same with it, ResNet-50's (its 1.6 MB-input downsampling conv) streams
+#: slower, 153,116 against 145,831 cycles per inference (bench/RESULTS.md, "BERT
+#: pipelined")
 INPUT_AS_PARTITIONED = False
 
 
