@@ -38,7 +38,7 @@ Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2
                                    the latency schedule without tile splits, LATENCY_TILES off)
        --single                    also the single-core default target
        --set MODULE.NAME=VALUE     a rule of nnx/mesh/MODULE.py switched for the run (repeatable), e.g.
-                                   --set latency.LATENCY_TILE_BANDS=False --set core_memory.JOIN_COPIES=False
+                                   --set latency.LATENCY_TILE_BANDS=False --set latency.LATENCY_ALIGN_ROOTS=False
        --target PATH               another mesh target (default targets/mesh.toml; e.g.
                                    targets/mesh12x12.toml; the bound is that mesh's MACs per cycle)
 """

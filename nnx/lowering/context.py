@@ -40,8 +40,12 @@ class LoweringContext:
     epi_views: dict = field(default_factory=dict)
     # Transpose ops lowered as strided views (fusion.transpose_view)
     views: set = field(default_factory=set)
-    # concats whose operands are parts of their result's buffer (in_place_concats)
-    in_place: set = field(default_factory=set)
+    # concats whose result's buffer holds some operands in place (in_place_concats)
+    # -> those operands (the others are copied in)
+    in_place: dict = field(default_factory=dict)
+    # results of those concats that are not complete yet: some operand is copied in
+    # when the concat is lowered (no epilogue may read them before)
+    unfilled: set = field(default_factory=set)
     # consecutive ops rotate their working sets over parts of the caches
     rotation: int = 0
 

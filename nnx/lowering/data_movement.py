@@ -66,17 +66,20 @@ def copy_key(shape, src_off, src_step, dst_off, *rest) -> tuple | None:
     return ("copy", *(tuple(int(x) for x in v) for v in (shape, src_off, src_step, dst_off)), *rest)
 
 
-def lower_concat(cx: LoweringContext, op, ins, outs, attrs) -> None:
-    out = cx.store.result_tensor(outs[0])
+def lower_concat(cx: LoweringContext, op, ins, outs, attrs, placed: frozenset | None = None) -> None:
+    """Copy each operand into the result; with `placed` (an in-place concat,
+    lowering.in_place_concats: the result's storage is set beforehand) all but
+    those, which are already in its buffer."""
+    out = cx.store.result_tensor(outs[0]) if placed is None else cx.store.tensors[outs[0]]
+    placed = placed or frozenset()
     r = len(out.shape)
     ax = int(attrs.get("axis", 0))
     ax = ax + r if ax < 0 else ax
     pos = 0
     for v in ins:
-        src = cx.residency.tensor(v, op)
-        shape = src.shape
-        if math.prod(shape) > 0:
-            copy(cx, src, out, shape, [0] * r, [1] * r, [pos if a == ax else 0 for a in range(r)])
+        shape = tuple(v.type.get_shape())
+        if v not in placed and math.prod(shape) > 0:
+            copy(cx, cx.residency.tensor(v, op), out, shape, [0] * r, [1] * r, [pos if a == ax else 0 for a in range(r)])
         pos += shape[ax]
 
 

@@ -46,8 +46,8 @@ def epilogue_chain(cx: LoweringContext, op, outs) -> list:
             if x is v or x is None:
                 continue
             # constants, or tensors already in storage when `op` runs (e.g. the
-            # shortcut of a residual add)
-            if constant_op(x) is None and x not in cx.store.tensors:
+            # shortcut of a residual add; not an in-place concat still to be copied into)
+            if constant_op(x) is None and (x not in cx.store.tensors or x in cx.unfilled):
                 ok = False
                 break
             xs = tuple(x.type.get_shape())

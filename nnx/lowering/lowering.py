@@ -82,16 +82,16 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
     if concat_in_place:
         names = dict(zip(block.args, value_names(func.arg_attrs, len(block.args), "arg")))
         strided = {a for a, n in names.items() if n in written}
-        for op, (axis, places) in in_place_concats(block, cx.returned, strided).items():
+        for op, (pieces, nested) in in_place_concats(block, cx.returned, strided).items():
             whole = cx.store.result_tensor(op.results[0])
             cx.store.buffer(whole.buffer).kind = "input"
-            # a piece is one byte range when every axis before the concat axis has
-            # extent 1, else a strided view of the result
-            strides = None if all(d == 1 for d in whole.shape[:axis]) else whole.row_major()
-            for arg, offset in places:
-                cx.store.tensors[arg] = Tensor(offset, tuple(arg.type.get_shape()), whole.dtype, whole.buffer, "S",
-                                               strides)
-            cx.in_place.add(op)
+            for v, start in pieces:  # the pieces received, and the joins of them a join reads
+                cx.store.tensors[v] = _view_in(whole, tuple(v.type.get_shape()), start)
+            here = {v for v, _ in pieces}
+            for o in nested + [op]:
+                cx.in_place[o] = frozenset(v for v in o.onnx_inputs() if v in here)
+            if any(v not in here for o in nested + [op] for v in o.onnx_inputs()):
+                cx.unfilled.add(op.results[0])  # complete once its copies are emitted
     for arg, name in zip(block.args, value_names(func.arg_attrs, len(block.args), "arg")):
         t = cx.store.tensors.get(arg)
         if t is None:
@@ -128,16 +128,37 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
     return cx, inputs, outputs
 
 
+def _view_in(whole: Tensor, shape: tuple[int, ...], start: tuple[int, ...]) -> Tensor:
+    """The box of `shape` at element index `start` of storage tensor `whole`: one byte
+    range where the box is contiguous in it (every axis before its first partial
+    one of extent 1, every axis after it whole), else a strided view."""
+    strides = whole.row_major()
+    offset = whole.offset + sum(a * st for a, st in zip(start, strides)) * whole.itemsize
+    return Tensor(offset, shape, whole.dtype, whole.buffer, "S", None if _contiguous(shape, whole.shape) else strides)
+
+
+def _contiguous(shape: tuple[int, ...], whole: tuple[int, ...]) -> bool:
+    partial = [i for i, (d, w) in enumerate(zip(shape, whole)) if d != w]
+    if not partial:
+        return True
+    first = partial[0]
+    return all(d == 1 for d in shape[:first]) and partial == [first]
+
+
 def in_place_concats(block, returned, strided: set = frozenset()) -> dict:
-    """The concats whose operands can be written straight into the result's buffer
-    (docs/mesh.md, "Received pieces in place"): every operand an argument of the
-    function that no other concat reads. Each operand is then a view of the result
-    at its byte offset: one contiguous range when every axis before the concat axis
-    has extent 1 (a channel piece of an N = 1 NCHW tensor), else strided (a band of
-    rows), which only arguments in `strided` may be (a mesh core's received pieces,
-    which a RECV writes through strides; a program input is loaded dense). Concat
-    op -> (its axis, [(argument, byte offset)]). A concat the function returns is
-    not one (its buffer is the output's)."""
+    """The concats whose pieces can be written straight into the result's buffer
+    (docs/mesh.md, "Received pieces in place"). A piece is an argument of the
+    function that no other concat places, or a concat of this kind that only this
+    one reads (a tiled value's row bands of each channel group joined, then the
+    groups joined: nnx/mesh/core_graph.py `tile_window`); the other operands (the
+    pieces a core computed itself) are copied in when the concat is lowered. Each
+    piece is then a view of the outermost result at its place: one contiguous byte
+    range where it is contiguous there (a channel piece of an N = 1 NCHW tensor),
+    else strided (a band of rows), which only arguments in `strided` may be (a mesh
+    core's received pieces, which a RECV writes through strides; a program input is
+    loaded dense). Outermost concat op -> ([(piece, its first element index in the
+    outermost result)], the inner concat ops). A concat the function returns is not
+    one (its buffer is the output's), nor one without a piece."""
     from xdsl.ir import BlockArgument
 
     from nnx.dialects.graph import ConcatOp, GraphOp
@@ -145,6 +166,8 @@ def in_place_concats(block, returned, strided: set = frozenset()) -> dict:
 
     claimed: set = set()
     out: dict = {}
+    #: result of an in-place concat -> its op, while no outer concat has taken it
+    roots: dict = {}
     for op in block.ops:
         if not isinstance(op, ConcatOp) or op.results[0] in returned:
             continue
@@ -157,19 +180,34 @@ def in_place_concats(block, returned, strided: set = frozenset()) -> dict:
         shape = tuple(op.results[0].type.get_shape())
         ax = int(_py(op.onnx_attributes().get("axis", 0)))
         ax = ax + len(shape) if ax < 0 else ax
-        if not ins or (any(d != 1 for d in shape[:ax]) and not all(v in strided for v in ins)):
+        dtype = op.results[0].type.get_element_type()
+        if not ins or len(set(ins)) != len(ins):
             continue
-        if any(not isinstance(v, BlockArgument) or v in claimed or v.type.get_element_type() !=
-               op.results[0].type.get_element_type() for v in ins) or len(set(ins)) != len(ins):
-            continue
-        itemsize = Tensor(0, (), chip_dtype_name(op.results[0].type), None).itemsize
-        inner = int(np.prod(shape[ax + 1:], dtype=np.int64))
-        places, pos = [], 0
+
+        def placeable(v) -> bool:
+            if v in claimed or v.type.get_element_type() != dtype:
+                return False
+            return isinstance(v, BlockArgument) or (v in roots and sum(1 for _ in v.uses) == 1)
+        pieces, nested, pos = [], [], 0
         for v in ins:
-            places.append((v, pos * inner * itemsize))
+            at = tuple(pos if i == ax else 0 for i in range(len(shape)))
             pos += int(v.type.get_shape()[ax])
-        claimed.update(ins)
-        out[op] = (ax, places)
+            if not placeable(v):
+                continue
+            pieces.append((v, at))
+            if v in roots:  # an inner join: its pieces move into this result
+                inner_pieces, inner_nested = out[roots[v]]
+                pieces += [(p, tuple(a + b for a, b in zip(at, s))) for p, s in inner_pieces]
+                nested += inner_nested + [roots[v]]
+        if not pieces or any(isinstance(v, BlockArgument) and v not in strided
+                             and not _contiguous(tuple(v.type.get_shape()), shape) for v, _ in pieces):
+            continue
+        for v, _ in pieces:
+            if v in roots:
+                del out[roots.pop(v)]
+        claimed.update(v for v, _ in pieces)
+        out[op] = (pieces, nested)
+        roots[op.results[0]] = op
     return out
 
 
@@ -199,7 +237,7 @@ def lower_graph(cx: LoweringContext, op) -> None:
     attrs = {k: _py(v) for k, v in op.onnx_attributes().items()}
     if any(o is None for o in outs):
         raise LoweringError(f"{op.name} with an absent optional output in the middle is not supported", op)
-    if op in cx.in_place:  # its operands were received into its buffer
+    if op in cx.in_place and all(v in cx.in_place[op] for v in ins):  # received into its buffer
         return
     if op in cx.views:
         src = cx.store.storage(ins[0], op)
@@ -220,7 +258,9 @@ def lower_graph(cx: LoweringContext, op) -> None:
         if v is not None:
             cx.residency.tensor(v, op)
     if isinstance(op, ConcatOp):
-        return data_movement.lower_concat(cx, op, ins, outs, attrs)
+        data_movement.lower_concat(cx, op, ins, outs, attrs, cx.in_place.get(op))
+        cx.unfilled.discard(outs[0])
+        return
     if isinstance(op, SplitOp):
         return data_movement.lower_split(cx, op, ins, outs, attrs)
     if isinstance(op, SliceOp) and data_movement.lower_slice(cx, op, ins, outs, attrs):

@@ -13,7 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from nnx.diagnostics import PassError
-from nnx.mesh import DEFAULT_SCHEDULE
+from nnx.mesh import DEFAULT_SCHEDULE, stitch
 from nnx.mesh.core_graph import RETURN, build_stage_module, stage_io
 from nnx.mesh.errors import MeshFitError
 from nnx.mesh.partition import MEMORY_FILL, MEMORY_FILLS, Plan, Stage, nbytes, op_label, plan_partition
@@ -415,11 +415,11 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float, tiles: bo
                 max(c.total() for c in stage_memories(folded, memory)) > core_memory * fill:
             live, live_cores = fold(plan, width, height, core_memory * fill, memory)
             try:
-                return _lower_in_order(live, live_cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+                return _lower_in_order(live, live_cores, main, tgt, target, fill, LATENCY_IN_PLACE, stitch.SEND_ON_WRITING_UNIT)
             except MeshFitError:
                 if LATENCY_FOLD_MEMORY == "live":
                     raise  # else the planned fold, which may still fit
-    return _lower_in_order(folded, cores, main, tgt, target, fill, LATENCY_IN_PLACE)
+    return _lower_in_order(folded, cores, main, tgt, target, fill, LATENCY_IN_PLACE, stitch.SEND_ON_WRITING_UNIT)
 
 
 #: the fractions of a core's memory the throughput schedule's search plans with, in
@@ -490,14 +490,17 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
 
 
 def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target: str,
-                    fill: float, concat_in_place: bool = False) -> MeshCompilation:
+                    fill: float, concat_in_place: bool = False, sends_on_writer: bool = False) -> MeshCompilation:
     """The mesh program of a plan placed on `cores` whose every core runs its items in
     graph order (the latency and throughput schedules): each core's program lowered
     without list scheduling (its messages must follow the one global order), its
     memory reused as far as it must to fit (docs/mesh.md, "Memory reuse"), the cores
     side by side (nnx/mesh/core_lowering.py), those most likely to overflow first so
     that a plan that does not fit fails early; with `concat_in_place`, received pieces
-    are written into the buffer of the value they make up (chip-lower's option).
+    are written into the buffer of the value they make up (chip-lower's option);
+    with `sends_on_writer`, a SEND goes on the DMA queue that wrote its tile
+    (`stitch.add_messages`: for one inference; in a stream a SEND may wait for its
+    receiver's free buffer, and the pipeline keeps its SENDs on one queue).
     Raises MeshFitError (`lowered`) when a core's program overflows even so."""
     from nnx.mesh.core_graph import piece_name
     from nnx.mesh.core_lowering import lower_cores
@@ -518,7 +521,7 @@ def _lower_in_order(plan: Plan, cores: list[int], main: func.FuncOp, tgt, target
     def join(s: int, prog):
         """The NoC messages added where the program was lowered (in parallel)."""
         if prog.program.storage_bytes <= core_memory:
-            prog.program = add_messages(_core_program(prog, ios[s], cores))
+            prog.program = add_messages(_core_program(prog, ios[s], cores), sends_on_writer)
             prog.joined = True
         return prog
 

@@ -54,10 +54,6 @@ class PartMemory:
     weights: float
     reads: tuple[tuple[tuple, float, tuple | None], ...]
     results: tuple[tuple[tuple, float], ...]
-    #: bytes of the copies the part's reads are assembled into: a reader other than a
-    #: tile part or a channel group of a tiled value joins its channel groups along the
-    #: channels (`core_graph._Builder.tile_window`, one copy of what it reads)
-    copies: float = 0.0
 
 
 def weight_fraction(plan: Plan, i: int, part: int | None) -> float:
@@ -117,42 +113,8 @@ def part_memories(plan: Plan, returned: list) -> dict[tuple, PartMemory]:
                 op = plan.ops[i]
                 results = tuple(((i, r, part), float(piece_bytes(plan, (i, r, part)))) for r in range(len(op.results)))
                 weights = const_bytes(op) * weight_fraction(plan, i, part)
-            copies = tile_join_bytes(plan, item, reads)
-            out[item] = PartMemory(weights, tuple(reads), results, copies)
+            out[item] = PartMemory(weights, tuple(reads), results)
     return out
-
-
-#: the live-range estimate counts the copies a part's reads are assembled into
-#: where the lowering cannot receive them in place: a reader of a tiled value other
-#: than a tile part or a channel group of it joins the channel groups along the
-#: channels (`tile_join_bytes`), and a value of several pieces one of which an
-#: earlier part on the core received already is copied whole (that part's join owns
-#: the piece's buffer: `CoreMemory._footprint`); False: the first estimate, which
-#: counted each piece read once (cores of ResNet-50's tiled plan then lowered to
-#: 1.2-1.34x their estimate: docs/mesh.md, "Memory reuse")
-JOIN_COPIES = True
-
-
-def tile_join_bytes(plan: Plan, item, reads) -> float:
-    """The bytes item `item` holds beyond its reads while it copies the tiled values
-    it reads (its `reads`, as `part_memories` lists them): a reader that is not
-    itself a tile part, a channel group of a tiled value ("groups") or a follower of
-    tiles (one tile) joins each tiled value's channel groups along the channels into
-    a copy of all it reads of that value (docs/mesh.md, "Tiles", "Readers"). The
-    groups arrive one after another, each received in place and copied, so beside
-    the copy (the bytes of its reads) one group is live at a time: its largest."""
-    i = item[0]
-    if i == RETURN or plan.kinds[i] in ("tile", "groups") or \
-            (plan.kinds[i] == "follow" and isinstance(plan.splits.get(i), TileSplit)):
-        return 0.0
-    by_value: dict[tuple, dict[int, float]] = {}
-    for key, b, src in reads:
-        sp = plan.splits.get(key[0]) if src is not None else None
-        if isinstance(sp, TileSplit) and key[2] is not None:
-            groups = by_value.setdefault(key[:2], {})
-            j = sp.coords(key[2])[1]
-            groups[j] = groups.get(j, 0.0) + b
-    return sum(max(groups.values()) for groups in by_value.values() if len(groups) > 1)
 
 
 @dataclass
@@ -187,31 +149,18 @@ class CoreMemory:
     def _footprint(self, pm: PartMemory, here) -> tuple[float, list[tuple[int, float]]]:
         """(the part's own bytes, [(last use, bytes)] of the live pieces it extends);
         `here(item)`: whether the item producing a piece runs on this core."""
-        fp = sum(b for _, b in pm.results) + (pm.copies if JOIN_COPIES else 0.0)
+        fp = sum(b for _, b in pm.results)
         extend = []
-        by_value: dict = {}
-        for key, b, _ in pm.reads:
-            by_value[key[:2]] = by_value.get(key[:2], 0) + 1
-        copied: dict = {}  # value -> [its pieces' bytes, whether one is held already]
         for key, b, src in pm.reads:
             if src is None:  # a graph input, loaded for the whole program
                 continue
+            # every piece read has its place in the value it makes up (received there,
+            # or copied there from where the core holds it: chip-lower's in-place
+            # concats), and a piece held since its producer or an earlier reader stays
             fp += b
             whole = key if len(key) == 3 else None
-            if whole is not None and whole in self.live:  # held since its producer or first reader
+            if whole is not None and whole in self.live:
                 extend.append((self.live[whole][0], b))
-                if by_value[key[:2]] > 1 and here(src):
-                    fp += b  # a local piece copied into the value it makes up
-            if JOIN_COPIES and by_value[key[:2]] > 1:
-                held = whole is not None and whole in self.live and not here(src)
-                c = copied.setdefault(key[:2], [0.0, 0.0, False])  # held bytes, largest new piece
-                c[0] += b if held else 0.0
-                c[1] = c[1] if held else max(c[1], b)
-                c[2] = c[2] or held
-        # a value of several pieces one of which an earlier part received already: that
-        # part's join owns the piece's buffer, so this one copies the value (the
-        # pieces counted above), beside the pieces held and the one arriving
-        fp += sum(h + new for h, new, held in copied.values() if held)
         return fp, extend
 
     def need(self, pm: PartMemory, here) -> float:

@@ -6,12 +6,15 @@ program whose `.input`/`.output` symbols are its arguments and results. Here the
 arguments that are pieces of other stages become RECVs into the argument's storage
 tile and the results other stages read become SENDs from the result's tile (the
 message tag is the piece name). Messages are placed per message, so that a core
-pipelines: a RECV (on DAU0) just before the first instruction that uses its tile, a
+pipelines: a RECV just before the first instruction that uses its tile, a
 SEND just after the last instruction that writes its tile; when that instruction runs
 on another unit, a SIGNAL/WAIT pair orders the two. The instruction list is a valid
 sequential order of the core's program and the stage graph is acyclic
 (nnx/mesh/partition.py), so this never deadlocks: every RECV's sender is a stage
-earlier in the stage order, and a SEND never waits for its receiver.
+earlier in the stage order, and a SEND never waits for its receiver. A RECV runs
+on the DMA queue of the instruction that first touches its tile (the queue that
+would wait for it anyway), not on one queue for all messages, where a RECV still
+waiting held up the loads queued behind it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,28 @@ from nnx.sim.isa import Instr, Tile
 from nnx.sim.isa_mesh import RECV, SEND, noc_instr
 
 NOC_UNIT = "DAU0"
+
+#: a RECV runs on the DMA queue (DAU) of the first instruction that touches its
+#: tile, and a SEND on the queue of the last instruction that writes it, so that a
+#: RECV waiting for its message blocks only the queue that would wait for it anyway
+#: (docs/mesh.md, "Compilation"); False: every RECV and SEND on `NOC_UNIT`, where a
+#: RECV held up the loads of weights and of pieces already there queued behind it
+NOC_ON_TOUCHING_UNIT = True
+#: the latency schedule's SENDs go on the queue of the last write of their tile
+#: (`add_messages(sends_on_writer=True)`; False: on `NOC_UNIT`). The throughput
+#: pipeline keeps them on `NOC_UNIT`: in a stream a SEND waits for its receiver's
+#: free buffer, and on the writer's queue it held up that queue's loads (ResNet-50
+#: streamed 3 % slower; bench/RESULTS.md)
+SEND_ON_WRITING_UNIT = True
+
+
+def _queue(units: dict[str, int], first: bool) -> str:
+    """The DMA queue a message goes on: of the first (or last) of the instructions
+    `units` (unit -> index) that touch its tile, if that is a DAU; else `NOC_UNIT`."""
+    if not NOC_ON_TOUCHING_UNIT or not units:
+        return NOC_UNIT
+    unit = (min if first else max)(units, key=units.get)
+    return unit if unit.startswith("DAU") else NOC_UNIT
 
 
 @dataclass
@@ -46,11 +71,11 @@ class CoreProgram:
     joined: bool = False
 
 
-def send_instrs(tile: Tile, dsts: list[int], tag: str) -> list[Instr]:
+def send_instrs(tile: Tile, dsts: list[int], tag: str, unit: str = NOC_UNIT) -> list[Instr]:
     """The SEND of a piece to its destination cores: one multicast SEND along the XY
     tree (each link carries the bytes once; docs/mesh.md, "Assembly"), a unicast
     SEND for one destination."""
-    return [noc_instr(NOC_UNIT, SEND, tile, dsts[0] if len(dsts) == 1 else list(dsts), tag)]
+    return [noc_instr(unit, SEND, tile, dsts[0] if len(dsts) == 1 else list(dsts), tag)]
 
 
 def _sync(unit: str, mnemonic: str, token: str) -> Instr:
@@ -132,17 +157,19 @@ def _graph_symbol(sym, slices: dict[str, tuple[str, IOSlice]]):
     return SlicedSymbol(name, sym.tile, sym.line, sl)
 
 
-def add_messages(cp: CoreProgram) -> Program:
+def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
     """`cp.program` with its received inputs and sent outputs turned into RECV/SEND
-    (see the module docstring). A RECV goes on DAU0 just before the first instruction
-    that touches its tile (for memory the program reuses, `cp.first_use`: the first
-    from the argument's own first use on, after a WAIT for every other unit's last
-    touch of that memory before); every other unit that touches the tile WAITs for
-    DAU0's SIGNAL before its own first touch. A SEND goes just after the last instruction
-    that writes its tile; DAU0 first WAITs for a SIGNAL from every other unit after
-    its last write of the tile (units run concurrently, so the last write in program
-    order need not be the last in time). A sent result no instruction writes (a
-    received piece passed on) is sent at the end, after every unit is done."""
+    (see the module docstring). A RECV goes just before the first instruction that
+    touches its tile, on that instruction's DMA queue (`NOC_ON_TOUCHING_UNIT`; for
+    memory the program reuses, `cp.first_use`: the first from the argument's own
+    first use on, after a WAIT for every other unit's last touch of that memory
+    before); every other unit that touches the tile WAITs for the RECV's SIGNAL
+    before its own first touch. A SEND goes just after the last instruction that
+    writes its tile, on DAU0 (with `sends_on_writer`, on that instruction's queue),
+    first WAITing for a SIGNAL from every other unit after its last write of the
+    tile (units run concurrently, so the last write in program order need not be
+    the last in time). A sent result no instruction writes (a received piece passed
+    on) is sent at the end from DAU0, after every unit is done."""
     p = cp.program
     tiles_in = {s.name: s.tile for s in p.inputs}
     tiles_out = {s.name: s.tile for s in p.outputs}
@@ -157,10 +184,11 @@ def add_messages(cp: CoreProgram) -> Program:
     head: list[Instr] = []
     late: list[Instr] = []
     for n, src in sorted(cp.recv.items()):
-        recv = noc_instr(NOC_UNIT, RECV, tiles_in[n], src, n)
         k = cp.first_use.get(n)
         start = 0 if k is None else positions[k] if k < len(positions) else len(body)
         uses = touches.first_uses(tiles_in[n], start)
+        unit = _queue(uses, first=True)
+        recv = noc_instr(unit, RECV, tiles_in[n], src, n)
         if not uses and (n not in cp.first_use or start >= len(body)):
             head.append(recv)
             continue
@@ -169,29 +197,29 @@ def add_messages(cp: CoreProgram) -> Program:
         at = before.setdefault(min(uses.values()) if uses else start, [])
         if n in cp.first_use:  # reused memory: the units that had it before are done with it
             for u, k in sorted(touches.last_touches(tiles_in[n], start).items()):
-                if u != NOC_UNIT:
+                if u != unit:
                     tok = f"mesh_free_{n}_{u}"
                     after.setdefault(k, []).append(_sync(u, "SIGNAL", tok))
-                    at.append(_sync(NOC_UNIT, "WAIT", tok))
+                    at.append(_sync(unit, "WAIT", tok))
         at.append(recv)
         for u, k in sorted(uses.items()):
-            if u != NOC_UNIT:
+            if u != unit:
                 tok = f"mesh_rx_{n}_{u}"
-                at.append(_sync(NOC_UNIT, "SIGNAL", tok))
+                at.append(_sync(unit, "SIGNAL", tok))
                 before.setdefault(k, []).append(_sync(u, "WAIT", tok))
     for n, dsts in sorted(cp.send.items()):
-        sends = send_instrs(tiles_out[n], dsts, n)
         writes = touches.last_writes(tiles_out[n])
         if not writes:
-            late.extend(sends)
+            late.extend(send_instrs(tiles_out[n], dsts, n))
             continue
+        unit = _queue(writes, first=False) if sends_on_writer else NOC_UNIT
         waits = []
         for u, k in sorted(writes.items()):
-            if u != NOC_UNIT:
+            if u != unit:
                 tok = f"mesh_tx_{n}_{u}"
                 after.setdefault(k, []).append(_sync(u, "SIGNAL", tok))
-                waits.append(_sync(NOC_UNIT, "WAIT", tok))
-        after.setdefault(max(writes.values()), []).extend(waits + sends)
+                waits.append(_sync(unit, "WAIT", tok))
+        after.setdefault(max(writes.values()), []).extend(waits + send_instrs(tiles_out[n], dsts, n, unit))
     tail: list[Instr] = []
     if late:
         tail = [_sync(u, "SIGNAL", f"mesh_out_{u}") for u in units]
