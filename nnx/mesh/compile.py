@@ -458,7 +458,7 @@ def _compile_pipeline(main: func.FuncOp, tgt, target: str, fill: float) -> MeshC
 
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    machine = machine_of(tgt, fill)
+    machine = machine_of(tgt, fill, PIPELINE_PARTITION_FILL)
     layers = layers_of(ops, tgt)
     for attempt in range(PIPELINE_RETRIES + 1):
         try:

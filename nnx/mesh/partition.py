@@ -577,7 +577,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             add(new_stage(True), i, p, srcs, pb, costs[i] * ts.fraction(p))
         return True
 
-    def plan_block(i: int, op: Operation, max_parts: int, want: int = 0) -> bool:
+    def plan_block(i: int, op: Operation, max_parts: int, want: int = 0, chain_first: bool = False) -> bool:
         """Split op i in 2-D (`block_split`, `want` parts where it can), each part on
         a stage of its own; False: no 2-D split fits."""
         acts = act_operands(op)
@@ -600,7 +600,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         # slower without it, bench/RESULTS.md)
         joined = not isinstance(share, OpShares)
         blk = red_splits.block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load, joined)[1],
-                                     budget, max_parts, outputs, want)
+                                     budget, max_parts, outputs, want, chain_first)
         if blk is None:
             return False
         if load:
@@ -712,7 +712,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             if combine == "concat" and k_mem > ncores and plan_block(i, op, ncores):
                 continue  # an output split needs more parts than the mesh has cores
             if isinstance(share, list) and combine == "concat" and k_mem > k_compute > 1 \
-                    and plan_block(i, op, k_compute):
+                    and plan_block(i, op, k_compute, red_splits.pipeline_want(k_compute, full_in, budget), True):
                 continue  # a schedule's parts (its cores) hold the op when cut along its input too
             if k > 1:
                 sp = Split(axis, bounds_of(size, k), combine)

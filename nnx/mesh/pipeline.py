@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from xdsl.ir import Operation
 
-from nnx.mesh.partition import RETURN, Plan, const_bytes, nbytes, split_axis
+from nnx.mesh.partition import RETURN, Plan, const_bytes, nbytes, shape, split_axis
 from nnx.mesh.pipeline_search import Layer, Machine, Pipeline
 
 
@@ -49,6 +49,7 @@ def layer_of(op: Operation, target) -> Layer:
     if can_split_rows(op) and sum(nbytes(op.operands[k]) for k in windowed_operands(op)) >= w:
         out = op.results[0].type.get_shape()
         by_rows, parts = True, int(out[ROW_AXIS] if len(out) == 4 else out[-2] if len(out) >= 2 else 1)
+
     elif (ax := split_axis(op)) is not None and ax[2] == "concat":
         parts = int(ax[1])
     # a band of output rows reads other input rows than its own (kernel or stride)
@@ -56,28 +57,108 @@ def layer_of(op: Operation, target) -> Layer:
     return Layer(float(cycles), w, ins, outs, parts, by_rows, halo=halo)
 
 
+#: an op that cannot split on its own follows the pieces of a layer before it cut
+#: by channels only where the partitioner lets it (`partition.can_follow`, every
+#: activation operand cut alike); else it runs whole on one core, and the search
+#: counts it whole (docs/mesh.md, "Schedules": a transformer's LayerNorm, the
+#: residual add reading a whole value). After a row split the first rule stays (a
+#: CNN's global pool, which the partitioner runs whole, planned on the rows' cores:
+#: counted whole, SqueezeNet's 676 KB pool bounded the search's stages at its
+#: input's link time and the lowered pipeline streamed at 31,922 cycles against
+#: 20,220). False: every such op follows the layer before (the first rule, which
+#: planned BERT's LayerNorms as split over their group's cores)
+FOLLOW_AS_PARTITIONED = True
+
+
+#: a row view (reshape, transpose: nnx/mesh/rows.py) counts the rows of the
+#: output axis its input's row axis maps to, which the partitioner splits
+#: (`rows.mapped_row_axis`). False: the first rule, the view's own row axis (BERT's
+#: head transposes: 12 heads or 64 columns where the partitioner cuts 128 rows, so
+#: a view's parts read pieces of other cores, and a received piece a view sends on
+#: deadlocked the stream)
+ROW_VIEWS_MAPPED = True
+
+
+def _view_row_axis(op: Operation, in_axis: int | None) -> int | None:
+    """The output axis a row view's input row axis maps to (`in_axis`: the
+    producer's row split axis, else the input's default row axis, as the
+    partitioner takes it), or None (not a row view, or no such axis)."""
+    from nnx.mesh.rows import default_row_axis, is_row_view, mapped_row_axis
+
+    if not is_row_view(op):
+        return None
+    axis = default_row_axis(op.operands[0]) if in_axis is None else in_axis
+    return None if axis is None else mapped_row_axis(op, axis)
+
+
 def layers_of(ops: list[Operation], target) -> list[Layer]:
     """`layer_of` for every op, in order, with its operands' producers; an op that the partitioner would run on
     the pieces of the op before it (not a matrix op, an activation operand that
-    op's result, not split by channels of its own) `joins` its group."""
+    op's result, not split by channels of its own) `joins` its group. With
+    FOLLOW_AS_PARTITIONED, an op that cannot split on its own joins only where
+    the partitioner would run it on those pieces (`follows`), else it is whole."""
     from dataclasses import replace as with_
 
     from nnx.dialects.traits import MatrixCompute
     from nnx.mesh.partition import act_operands
 
-    out = []
+    out: list[Layer] = []
+    cuts: list[tuple | None] = []  # per layer: how its result is cut (`follows`), None: whole
     index = {id(op): i for i, op in enumerate(ops)}
     for i, op in enumerate(ops):
         x = layer_of(op, target)
         acts = act_operands(op)
         x = with_(x, operands=tuple((index.get(id(v.owner), -1), nbytes(v)) for v in acts))
+        if ROW_VIEWS_MAPPED and x.by_rows and acts:
+            src = cuts[index[id(acts[0].owner)]] if id(acts[0].owner) in index else None
+            axis = _view_row_axis(op, src[0] if src is not None and src[2] else None)
+            if axis is not None:  # a row view: split where its input's rows map
+                x = with_(x, max_parts=int(shape(op.results[0])[axis]))
+        cut = _own_cut(op, x)
         if i > 0 and any(v.owner is ops[i - 1] for v in acts) and not op.has_trait(MatrixCompute) \
                 and split_axis(op) is None:
-            x = with_(x, joins=True)
-            if x.max_parts == 1:  # it follows the pieces of the layer before
-                x = with_(x, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
+            if x.max_parts > 1 or not FOLLOW_AS_PARTITIONED or out[-1].by_rows:
+                x = with_(x, joins=True)
+                if x.max_parts == 1:  # it follows the pieces of the layer before
+                    x = with_(x, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
+            else:
+                cut = follows(op, [cuts[index[id(v.owner)]] if id(v.owner) in index else None for v in acts])
+                if cut is not None:  # on the pieces of the layer before
+                    x = with_(x, joins=True, max_parts=out[-1].max_parts, by_rows=out[-1].by_rows)
+        cuts.append(cut)
         out.append(x)
     return out
+
+
+def _own_cut(op: Operation, x: Layer) -> tuple | None:
+    """How the partitioner cuts an op's result when it splits the op on its own
+    (axis, size, by rows, the op), None when whole (`Layer.max_parts` 1). Two
+    values are cut alike only when cut by the same op: the pipeline's groups give
+    different ops different parts, whose bounds then differ."""
+    from nnx.mesh.rows import ROW_AXIS
+
+    if x.max_parts <= 1:
+        return None
+    ax = split_axis(op)
+    axis = ROW_AXIS if x.by_rows or ax is None else ax[0]
+    if x.by_rows and ROW_VIEWS_MAPPED:  # a row view: the output axis of max_parts rows
+        out = shape(op.results[0])
+        axis = next((a for a in range(len(out)) if a == ROW_AXIS and out[a] == x.max_parts),
+                    next((a for a in range(len(out)) if out[a] == x.max_parts), axis))
+    return (axis, x.max_parts, x.by_rows, id(op))
+
+
+def follows(op: Operation, cuts: list[tuple | None]) -> tuple | None:
+    """The cut of op's result when the partitioner runs it on the pieces of its
+    activation operands (cut as `cuts`: every one cut, and alike, and
+    `partition.can_follow` for that cut), else None (it runs whole)."""
+    from nnx.mesh.partition import Split, act_operands, bounds_of, can_follow, shape
+
+    if not cuts or cuts[0] is None or any(c != cuts[0] for c in cuts):
+        return None
+    axis, size, rows, _ = cuts[0]
+    sp = Split(axis, bounds_of(size, min(2, size)), rows=rows)
+    return cuts[0] if can_follow(op, sp, shape(act_operands(op)[0])) else None
 
 
 #: the pipeline's cores write received pieces into the value they make up (no
@@ -86,17 +167,39 @@ def layers_of(ops: list[Operation], target) -> list[Layer]:
 PIPELINE_IN_PLACE = True
 
 
-def machine_of(target, fill: float) -> Machine:
-    """The search's view of a mesh target, planning `fill` of each core's memory."""
+#: the search counts the input of a channel split whose parts cannot hold it whole
+#: as the range of the 2-D split the partitioner then makes (`Machine.split_budget`,
+#: `pipeline_search.block_cut`), not as 1/k of it. Off by default (the first rule:
+#: 1/k whenever the input is more than half the search's budget): BERT's pipeline
+#: is the same with it, ResNet-50's (its 1.6 MB-input downsampling conv) streams
+#: slower, 153,116 against 145,831 cycles per inference (bench/RESULTS.md, "BERT
+#: pipelined")
+INPUT_AS_PARTITIONED = False
+
+
+def machine_of(target, fill: float, split_fill: float = 0.0) -> Machine:
+    """The search's view of a mesh target, planning `fill` of each core's memory;
+    `split_fill`, the fill the partitioner plans the parts with (with
+    INPUT_AS_PARTITIONED)."""
     m = target.mesh
+    split = m.core_memory_bytes * split_fill if INPUT_AS_PARTITIONED else 0.0
     return Machine(m.width * m.height, m.core_memory_bytes * fill, float(m.noc.link_bytes_per_cycle),
-                   float(target.storage.dma_bytes_per_cycle), concat_copy=not PIPELINE_IN_PLACE)
+                   float(target.storage.dma_bytes_per_cycle), concat_copy=not PIPELINE_IN_PLACE,
+                   split_budget=split)
 
 
 def pipeline_shares(pipe: Pipeline) -> list[int]:
     """The parts the pipeline gives each op: the partitioner's per-op share."""
     return list(pipe.parts)
 
+
+#: a stage of whole ops that the partitioner packed across the pipeline's groups
+#: is placed group by group, each group's ops on a core of that group. False: the
+#: first rule, the stage on one core of its first op's group, which then ran later
+#: groups' ops (BERT's residual values forwarded through six groups stayed on the
+#: LayerNorm's core, their messages skipped those groups, and the stream stalled
+#: every third inference)
+WHOLE_STAGES_BY_GROUP = True
 
 #: the heights (rows) of the bands of the paths through the mesh the pipeline's
 #: groups are placed along (placement.band_snake), the one whose busiest link
@@ -137,8 +240,9 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, band: int 
     core, and cut alike layers apart); a stage of whole ops stays together on the position of the
     whole op its first op reads in the same group (so a view, whose result is its
     input's tile, is never sent before it is received: a deadlock), else on the
-    least loaded position of its first op's group; an assembled graph output goes
-    with its producer's group."""
+    least loaded position of its first op's group (with WHOLE_STAGES_BY_GROUP, each
+    group's ops of a stage the partitioner packed across groups on their own
+    group's cores); an assembled graph output goes with its producer's group."""
     from nnx.mesh.latency import part_ranks, plan_on_slots
     from nnx.mesh.placement import band_snake
 
@@ -160,8 +264,20 @@ def place_groups(plan: Plan, pipe: Pipeline, width: int, height: int, band: int 
         g = group_of[i]
         return list(range(start[g], start[g] + pipe.groups[g][2]))
 
+    def group_of_item(it) -> int:
+        i, part = it
+        return group_of[plan.ops.index(_returned_owner(plan, part)) if i == RETURN else i]
+
     for s in plan.stages:
-        units = [([it], s.bytes / len(s.items)) for it in s.items] if s.split else [(list(s.items), float(s.bytes))]
+        if s.split:
+            units = [([it], s.bytes / len(s.items)) for it in s.items]
+        elif WHOLE_STAGES_BY_GROUP:  # the whole ops the partitioner packed, group by group
+            by_group: dict[int, list] = {}
+            for it in s.items:
+                by_group.setdefault(group_of_item(it), []).append(it)
+            units = [(its, s.bytes * len(its) / len(s.items)) for its in by_group.values()]
+        else:
+            units = [(list(s.items), float(s.bytes))]
         for items, nb in units:
             i, part = items[0]
             if i == RETURN:  # an assembled output: with the op producing it

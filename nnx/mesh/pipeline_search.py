@@ -72,6 +72,26 @@ PART_OVERHEAD = 200.0
 #: without skips takes 81,937 cycles per inference, the fastest by the model 58,203
 SKIP_SLACK: float | None = None
 
+#: a follower of a channel split in its group (a bias add, a GELU after a matmul
+#: split by output features) reads its operands' pieces on its own core: no
+#: transfer (`on_pieces`). False: the first model, which charged it the whole
+#: operand's arrival over a link as if split by channels of its own (BERT's FFN
+#: GELU: 49,000 cycles of a 1.5 MB input that never moves)
+FOLLOWERS_IN_PLACE = True
+
+#: a whole layer (one part) whose operands' pieces are received in place holds each
+#: operand once (`group_memory`); the split layers' received bands stay counted
+#: twice (the model's margin: docs/mesh.md, "Schedules"). False: the first model,
+#: which counted BERT's whole residual adds at 1.97 MB, more than any core plans
+WHOLE_IN_PLACE = True
+
+#: the spare cores go, one at a time, to the slowest stage that one more core makes
+#: faster (`best_pipeline`). False: the first rule, to the slowest stage only while
+#: it gains, which left 151 of 256 cores idle behind SqueezeNet's whole global pool
+#: (the slowest stage, which no core makes faster) when the search's other stage
+#: times were below the lowered ones
+SPARE_TO_GAINING = True
+
 #: the longest group (layers) the search considers: longer runs of layers on the
 #: same cores are never faster than cutting them, and the search stays O(L x GROUP_MAX)
 GROUP_MAX = 48
@@ -121,6 +141,12 @@ class Machine:
     #: received pieces are copied into the value they make up (False: written in
     #: place, docs/mesh.md "Received pieces in place": no copy)
     concat_copy: bool = True
+    #: the bytes the partitioner plans a part with (nnx/mesh/compile.py,
+    #: PIPELINE_PARTITION_FILL): a channel split whose whole input and share of the
+    #: weights and result fit them is an output split, every part holding the
+    #: whole input; else it is cut along its input too (`group_memory`). 0: the
+    #: first rule, a band whenever the input is more than half the budget
+    split_budget: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -171,11 +197,18 @@ def operand_time(x: Layer, nbytes: int, k: int, src: Layer | None, k_src: int,
     copy = copy_cycles(got, machine)
     if src is None:
         return copy, got
-    if k_src == k and (k == 1 or (x.by_rows and src.by_rows)):
+    if k_src == k and (k == 1 or (x.by_rows and src.by_rows) or on_pieces(x)):
         return 0.0, 0.0  # on the same core, or row bands cut alike: the halo only
     if x.by_rows or k == 1:
         return got / machine.link_bytes_per_cycle + copy, 0.0
     return got * (k - 1) / k / machine.link_bytes_per_cycle + copy, 0.0
+
+
+def on_pieces(x: Layer) -> bool:
+    """Whether layer x runs on the channel pieces of its operands where they are
+    (a follower of a channel split: `Layer.joins`, not by rows), so that an operand
+    from its group, cut alike, costs no transfer (with FOLLOWERS_IN_PLACE)."""
+    return FOLLOWERS_IN_PLACE and x.joins and not x.by_rows
 
 
 def copy_cycles(got, machine: Machine):
@@ -242,7 +275,10 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
       piece itself, *assembled* once more (the concatenation of received pieces,
       or of its own piece and the halo rows a window reaches beyond it: `halo`);
       a channel split whose whole input twice exceeds the budget reads a band
-      (the partitioner's reduction or 2-D split cuts the input), received whole;
+      (the partitioner's reduction or 2-D split cuts the input), received whole
+      (with `Machine.split_budget`, an input more than half of it and no output
+      split of the layer's parts within it: the range of the 2-D split the
+      partitioner makes, `block_cut`);
     and every value still to be read later in the group stays resident from its
     producer (or, from outside the group, its first reader) to its last reader.
     The values forwarded through the group to later groups (`forward_skips`) are
@@ -276,6 +312,14 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
                 band = np.where(split, nb * f, float(nb))
             else:
                 band = np.full(N, float(nb))
+            if not x.by_rows and machine.split_budget and x.weight_bytes and 2 * nb > machine.split_budget:
+                # no output split of k parts fits: a 2-D split over them (partition.plan_partition)
+                cut2d = split & (nb + (x.weight_bytes + x.out_bytes) * f > machine.split_budget)
+                cut = [block_cut(nb, x.weight_bytes, x.out_bytes, int(kk), machine.split_budget) if c else (1, 1)
+                       for kk, c in zip(k, cut2d)]
+                band = np.where(cut2d, [nb / ki for ki, _ in cut], band)
+                fp = fp + np.where(cut2d, np.maximum(0.0, np.array([CHAINED_PIECES * x.out_bytes / kj
+                                                                    for _, kj in cut]) - piece_i), 0.0)
             if p >= a:
                 kp, fpp = kf[p - a]
                 src = layers[p]
@@ -284,6 +328,8 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
                 extra = np.where(own, band if (x.halo and x.by_rows) else 0.0, band)
             else:
                 res, extra = band, band
+            if WHOLE_IN_PLACE and not machine.concat_copy:  # a whole layer receives its operands' pieces in place
+                extra = np.where(split, extra, 0.0)
             fp = fp + res + extra
             key = p if p >= 0 else -1 - i  # graph inputs: one value per reader
             first = p + 1 if p >= a else i + 1
@@ -298,6 +344,27 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
         fwd = 2.0 * sum(nb for r, nb in over if r >= i + 1) / ns  # forwarded through [a, i + 1)
         out[i - a] = wsum + np.maximum(peak, fwd)
     return out
+
+
+#: the output pieces a part of a 2-D split plans room for (its partial sum, the
+#: running sum received and their sum: reduction_splits.CHAINED_OUTPUTS)
+CHAINED_PIECES = 3
+
+
+def block_cut(in_bytes: float, weight_bytes: float, out_bytes: float, k: int, budget: float,
+              joined: int = 2) -> tuple[int, int]:
+    """(ki, kj) of the 2-D split of a layer over its k parts as the partitioner
+    makes it within a pipeline group's parts (`reduction_splits.block_split` with
+    `want` k and `chain_first`, `reduction_splits.pipeline_want`: the fewest input
+    ranges ki whose parts, ki x floor(k / ki) of them, fit `budget` with their
+    input range -- `joined` times its bytes: received pieces and their
+    concatenation --, weight block and CHAINED_PIECES output pieces); (k, 1) when
+    none fits."""
+    for ki in range(1, k + 1):
+        kj = max(1, k // ki)
+        if joined * in_bytes / ki + weight_bytes / (ki * kj) + CHAINED_PIECES * out_bytes / kj <= budget:
+            return ki, kj
+    return k, 1
 
 
 def stage_bytes(layers: list[Layer], a: int, b: int, n: int, machine: Machine) -> float:
@@ -326,7 +393,7 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
             inside = np.zeros(N)
             if p >= 0:  # operand_time with the producer in the group
                 link = machine.link_bytes_per_cycle
-                same = (ks[p] == k) & ((k == 1) | (x.by_rows and layers[p].by_rows))
+                same = (ks[p] == k) & ((k == 1) | (x.by_rows and layers[p].by_rows) | on_pieces(x))
                 moved = got / link if x.by_rows else np.where(k > 1, got * (k - 1) / k / link, got / link)
                 inside = np.where(same, 0.0, moved + copy)
             row.append((p, inside, copy, got))
@@ -470,7 +537,8 @@ def _least_bound(time: np.ndarray, fits: np.ndarray, ncores: int, reached: np.nd
 def best_pipeline(layers: list[Layer], machine: Machine, skip_slack: float | None = SKIP_SLACK) -> Pipeline:
     """The groups and core counts of least bottleneck within `machine.ncores` cores
     (the module docstring); the spare cores then go, one at a time, to the slowest
-    stage while that makes it faster. With `skip_slack`, the pipeline without
+    stage that one more core makes faster (SPARE_TO_GAINING; else to the slowest
+    while it gains). With `skip_slack`, the pipeline without
     skipping messages ("Skips") when its bottleneck is within 1 + skip_slack of
     the least. Raises ValueError when no layer partition fits the cores' memory."""
     time, fits = _times(layers, machine)
@@ -484,13 +552,20 @@ def best_pipeline(layers: list[Layer], machine: Machine, skip_slack: float | Non
             found = near[1]
     groups = [list(g) for g in found[1]]
     spare = machine.ncores - found[0]
+    def now(g: list[int]) -> float:
+        return float(time[g[0], g[1] - g[0] - 1, g[2] - 1])
+
+    def gains(g: list[int]) -> bool:
+        a, b, n = g
+        return n < machine.ncores and time[a, b - a - 1, n] < time[a, b - a - 1, n - 1] \
+            and (fits[a, b - a - 1, n] or not SPARE_TO_GAINING)
+
     while spare > 0:  # spare cores to the slowest stage while it gains
-        s = max(range(len(groups)), key=lambda s: time[groups[s][0], groups[s][1] - groups[s][0] - 1,
-                                                       groups[s][2] - 1])
-        a, b, n = groups[s]
-        if n >= machine.ncores or time[a, b - a - 1, n] >= time[a, b - a - 1, n - 1]:
+        order = sorted(groups, key=now, reverse=True)
+        g = next((g for g in order if gains(g)), None) if SPARE_TO_GAINING else order[0] if gains(order[0]) else None
+        if g is None:
             break
-        groups[s][2] += 1
+        g[2] += 1
         spare -= 1
     parts = tuple(layer_parts(layers[i], n) for a, b, n in groups for i in range(a, b))
     times = tuple(float(time[a, b - a - 1, n - 1]) for a, b, n in groups)

@@ -27,6 +27,22 @@ REDUCTION_OUTPUTS = 1
 CHAINED_OUTPUTS = 3
 
 
+#: a 2-D split within a schedule's parts (the throughput pipeline's: a list share)
+#: whose input is more than half the planning budget takes the shortest chain that
+#: fits and then as many of the parts as it can (`block_split`'s `want` with
+#: `chain_first`, `pipeline_want`), so that its group's cores work on it. False:
+#: the fewest parts that fit (BERT's FFN down-projection: 7 x 2 parts on a group
+#: of 23 cores)
+PIPELINE_BLOCK_PARTS = True
+
+
+def pipeline_want(parts: int, in_bytes: int, budget: float) -> int:
+    """The parts a 2-D split within a schedule's `parts` asks for (`block_split`'s
+    `want`): all of them for an input of more than half the budget with
+    PIPELINE_BLOCK_PARTS, else 0 (the fewest that fit)."""
+    return parts if PIPELINE_BLOCK_PARTS and 2 * in_bytes > budget else 0
+
+
 def reduction_axis(op: Operation, act: SSAValue) -> int | None:
     """The axis of activation `act` that `op` sums over (a conv's input channels, a
     matmul/gemm's K), when `op` can be split along it into partial sums, else None."""
@@ -67,7 +83,8 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
 
 
 def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
-                max_parts: int, outputs: int = REDUCTION_OUTPUTS, want: int = 0) -> BlockSplit | None:
+                max_parts: int, outputs: int = REDUCTION_OUTPUTS, want: int = 0,
+                chain_first: bool = False) -> BlockSplit | None:
     """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
     most `max_parts`, whose every part fits `budget`: its band of input `act` along
     the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
@@ -78,8 +95,10 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
     no piece sliced by its producer), then to the shorter chain. With `want` (the
     parts the latency schedule's cost model asks for), the split instead has at
     least `want` parts where it can, with the shortest chain (fewest ki): the parts
-    run side by side, and a chain's partial sums pass one after another. None when
-    no such split exists."""
+    run side by side, and a chain's partial sums pass one after another; with
+    `chain_first` too, the shortest chain comes first and then the most parts up
+    to `want` (a pipeline group's cores: `pipeline_want`). None when no such split
+    exists."""
     in_axis = reduction_axis(op, act)
     ax = split_axis(op)
     if in_axis is None or ax is None or ax[2] != "concat" or act_operands(op) != [act]:
@@ -107,7 +126,8 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
             sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
             key = (ki * kj, nbytes(act) * kj + out_bytes * (ki - 1), sliced, ki)
             if want:
-                key = (max(0, want - ki * kj), ki, sliced) + key
+                key = ((ki, max(0, want - ki * kj)) if chain_first else (max(0, want - ki * kj), ki)) \
+                    + (sliced,) + key
             if best is None or key < best[0]:
                 best = (key, ib, kj)
     if best is None:

@@ -46,14 +46,20 @@ def test_equal_layers_get_a_core_each():
     assert pipe.bottleneck == pytest.approx(stage_time(layers, 0, 1, 1, BIG))
 
 
-def test_cores_follow_the_work():
+def test_cores_follow_the_work(monkeypatch):
     """A layer of 9x the work gets the cores it can use (12 parts at most), the
-    light one just enough to keep up: a pipeline faster than both on all cores."""
+    light one enough to keep up and then the spare cores, which make it faster
+    (SPARE_TO_GAINING; the first rule gave spare cores to the slowest stage only):
+    a pipeline faster than both on all cores."""
+    from nnx.mesh import pipeline_search
+
     layers = [Layer(1_000_000.0, max_parts=12), Layer(9_000_000.0, max_parts=12)]
     pipe = best_pipeline(layers, BIG)
-    assert [n for _, _, n in pipe.groups] == [2, 12]
+    assert [n for _, _, n in pipe.groups] == [4, 12]
     assert pipe.bottleneck == pytest.approx(9_000_000 / 12 + stage_time([Layer(0.0)], 0, 1, 1, BIG))
     assert pipe.bottleneck < stage_time(layers, 0, 2, 16, BIG)
+    monkeypatch.setattr(pipeline_search, "SPARE_TO_GAINING", False)
+    assert [n for _, _, n in best_pipeline(layers, BIG).groups] == [2, 12]
 
 
 def test_whole_layers_are_packed():
@@ -216,3 +222,55 @@ def test_busiest_link_counts_a_multicast_once_per_link():
     assert busiest_link(cores, [(0, [1, 2], 100), (0, [3], 30), (0, [4], 7)], 4) == 137
     # a send to a stage on the same core takes no link
     assert busiest_link([0, 0], [(0, [1], 100)], 4) == 0
+
+
+def test_followers_of_a_channel_split_read_their_pieces_in_place(monkeypatch):
+    """A bias add after a matmul split by output features runs on the matmul's
+    pieces where they are: no transfer (`on_pieces`); the first model charged it
+    the whole operand's arrival over a link."""
+    from nnx.mesh import pipeline_search
+
+    mm = Layer(64_000.0, weight_bytes=64_000, in_bytes=32_000, out_bytes=320_000, max_parts=64)
+    add = Layer(1_000.0, in_bytes=320_000, out_bytes=320_000, max_parts=64, joins=True)
+    alone = stage_time([mm], 0, 1, 16, BIG)
+    assert stage_time([mm, add], 0, 2, 16, BIG) == pytest.approx(alone + 1_000 / 16 + 200)
+    monkeypatch.setattr(pipeline_search, "FOLLOWERS_IN_PLACE", False)
+    gathered = 320_000 * 15 / 16 / 32 + 2 * 320_000 / 64
+    assert stage_time([mm, add], 0, 2, 16, BIG) == pytest.approx(alone + 1_000 / 16 + 200 + gathered)
+
+
+def test_whole_layer_receives_its_operands_once_in_place(monkeypatch):
+    """A whole layer (a residual add, a LayerNorm) whose operands' pieces are
+    received in place holds each operand once; the first model counted it twice."""
+    from nnx.mesh import pipeline_search
+
+    in_place = Machine(16, 1e12, 32.0, concat_copy=False)
+    add = Layer(1_000.0, in_bytes=800, out_bytes=400, operands=((-1, 400), (-1, 400)))
+    assert stage_bytes([add], 0, 1, 4, in_place) == 400 + 400 + 400
+    monkeypatch.setattr(pipeline_search, "WHOLE_IN_PLACE", False)
+    assert stage_bytes([add], 0, 1, 4, in_place) == 400 + 2 * 400 + 2 * 400
+
+
+def test_large_input_of_a_channel_split_is_cut_in_2d():
+    """With the partitioner's budget (`Machine.split_budget`), a matrix layer whose
+    input is more than half of it and whose parts cannot hold it whole is planned
+    as the 2-D split over its parts: the fewest input ranges whose parts fit
+    (BERT's FFN down-projection on 64 parts of 0.9 x 2 MiB: 2 ranges of its 1.5 MB
+    input, 32 output pieces each; on 23: 3 x 7)."""
+    from dataclasses import replace
+
+    from nnx.mesh.pipeline_search import block_cut
+
+    budget = 0.9 * 2 * 1024 * 1024
+    assert block_cut(1_572_864, 9_437_184, 393_216, 64, budget) == (2, 32)
+    assert block_cut(1_000, 64_000, 1_000, 4, 1e12) == (1, 4)  # fits whole: an output split
+    down = Layer(1e6, weight_bytes=9_437_184, in_bytes=1_572_864, out_bytes=393_216, max_parts=768,
+                 operands=((-1, 1_572_864),))
+    cut = Machine(64, budget, 32.0, split_budget=budget)
+    assert block_cut(1_572_864, 9_437_184, 393_216, 23, budget) == (3, 7)
+    # on 23 cores: the range received and assembled, the weight share (34 of 768
+    # columns), three output pieces
+    assert stage_bytes([down], 0, 1, 23, cut) == pytest.approx(
+        9_437_184 * 34 / 768 + 2 * 1_572_864 / 3 + 3 * 393_216 / 7)
+    # on 64 an output split holds the whole input: the first rule's band stands
+    assert stage_bytes([down], 0, 1, 64, cut) == stage_bytes([down], 0, 1, 64, replace(cut, split_budget=0.0))
