@@ -207,6 +207,24 @@ def test_latency_cores_reusing_received_memory_match_onnxruntime(tmp_path, monke
         np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
 
 
+def _tiny_resnet_both_ways(tmp_path, monkeypatch, module, rule: str) -> dict:
+    """tiny_resnet under the latency schedule with `module.rule` False, then True:
+    {setting: (compilation, run)}, each run's outputs within 1e-4 of onnxruntime's."""
+    import onnxruntime as ort
+
+    path, feeds = model_zoo.get_model("tiny_resnet"), model_zoo.sample_inputs("tiny_resnet")
+    sess = ort.InferenceSession(str(path))
+    refs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    out = {}
+    for setting in (False, True):
+        monkeypatch.setattr(module, rule, setting)
+        comp, res = _latency_run(path, feeds, tmp_path / f"{rule}_{setting}")
+        for name, ref in refs.items():
+            np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+        out[setting] = (comp, res)
+    return out
+
+
 def test_received_pieces_in_place_compute_the_same_with_less(tmp_path, monkeypatch):
     """The latency schedule writes received pieces into the value they make up
     (chip-lower's concat_in_place: channel pieces as byte ranges, row bands as
@@ -214,20 +232,12 @@ def test_received_pieces_in_place_compute_the_same_with_less(tmp_path, monkeypat
     them apart and copying them together: against the copy, on the same plan of
     tiny_resnet, the same outputs (onnxruntime's within 1e-4), fewer instructions,
     no more cycles, and row bands received through strides."""
-    import onnxruntime as ort
-
     from nnx.mesh import compile as mesh_compile
     from nnx.sim.isa_mesh import RECV, noc_tile
 
-    path, feeds = model_zoo.get_model("tiny_resnet"), model_zoo.sample_inputs("tiny_resnet")
-    sess = ort.InferenceSession(str(path))
-    refs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
     got = {}
-    for in_place in (False, True):
-        monkeypatch.setattr(mesh_compile, "LATENCY_IN_PLACE", in_place)
-        comp, res = _latency_run(path, feeds, tmp_path / f"in_place_{in_place}")
-        for name, ref in refs.items():
-            np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+    for in_place, (comp, res) in _tiny_resnet_both_ways(tmp_path, monkeypatch, mesh_compile,
+                                                        "LATENCY_IN_PLACE").items():
         instrs = sum(len(sec.program.instrs) for sec in comp.program.cores.values())
         strided = sum(noc_tile(ins).strides is not None for sec in comp.program.cores.values()
                       for ins in sec.program.instrs if ins.mnemonic == RECV)
@@ -239,24 +249,18 @@ def test_received_pieces_in_place_compute_the_same_with_less(tmp_path, monkeypat
     assert t <= copy_t, (t, copy_t)
 
 
-@pytest.mark.parametrize("axis", [1, 2])
-def test_concat_in_place_on_one_core_reads_its_inputs_as_views(axis, tmp_path):
-    """lower-to-chip{concat-in-place=true} on one core: a concat of the program's
-    inputs along channels (contiguous ranges) emits no copy, the inputs are loaded
-    straight into the result's buffer; along rows it keeps its copy (a strided
-    range is only for arguments written while the program runs, a mesh core's
-    received pieces: an `.input` is dense). Both compute what onnxruntime does."""
+def _one_core_concat_programs(tmp_path, name, nodes, shapes, out):
+    """Model x -> y of `nodes` (inputs `shapes`, output y of shape `out`) lowered on one
+    core with `concat-in-place` false and true: both programs, each checked to compute
+    onnxruntime's y (within 1e-6)."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    shapes = {"a": [1, 2, 4, 8], "b": [1, 3, 4, 8]} if axis == 1 else {"a": [1, 3, 2, 8], "b": [1, 3, 5, 8]}
-    out = [1, 5, 4, 8] if axis == 1 else [1, 3, 7, 8]
-    graph = helper.make_graph(
-        [helper.make_node("Concat", ["a", "b"], ["c"], axis=axis), helper.make_node("Relu", ["c"], ["y"])], "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, sh) for n, sh in shapes.items()],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)])
-    path = str(tmp_path / "concat.onnx")
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, sh)
+                                           for n, sh in shapes.items()],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)])
+    path = str(tmp_path / f"{name}.onnx")
     onnx.save(helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17)]), path)
     rng = np.random.default_rng(0)
     feeds = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in shapes.items()}
@@ -266,6 +270,22 @@ def test_concat_in_place_on_one_core_reads_its_inputs_as_views(axis, tmp_path):
         prog = api.compile(path, None, f"lower-to-chip{{schedule=false concat-in-place={in_place}}}")
         np.testing.assert_allclose(api.simulate(prog, feeds).outputs["y"], ref, rtol=0, atol=1e-6)
         progs[in_place] = prog.program
+    return progs
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+def test_concat_in_place_on_one_core_reads_its_inputs_as_views(axis, tmp_path):
+    """lower-to-chip{concat-in-place=true} on one core: a concat of the program's
+    inputs along channels (contiguous ranges) emits no copy, the inputs are loaded
+    straight into the result's buffer; along rows it keeps its copy (a strided
+    range is only for arguments written while the program runs, a mesh core's
+    received pieces: an `.input` is dense). Both compute what onnxruntime does."""
+    from onnx import helper
+
+    shapes = {"a": [1, 2, 4, 8], "b": [1, 3, 4, 8]} if axis == 1 else {"a": [1, 3, 2, 8], "b": [1, 3, 5, 8]}
+    out = [1, 5, 4, 8] if axis == 1 else [1, 3, 7, 8]
+    nodes = [helper.make_node("Concat", ["a", "b"], ["c"], axis=axis), helper.make_node("Relu", ["c"], ["y"])]
+    progs = _one_core_concat_programs(tmp_path, "concat", nodes, shapes, out)
     a, b = (next(s.tile for s in progs["true"].inputs if s.name == n) for n in "ab")
     if axis == 1:
         assert len(progs["true"].instrs) < len(progs["false"].instrs)
@@ -281,26 +301,12 @@ def test_nested_concat_in_place_places_every_received_piece(tmp_path):
     only that one: on one core, concat(concat(a, b), relu(x), c) along channels
     holds a, b and c at their places in one buffer, relu(x) copied between them;
     the same outputs as onnxruntime and as the program that copies every piece."""
-    import onnx
-    import onnxruntime as ort
-    from onnx import TensorProto, helper
+    from onnx import helper
 
     shapes = {"a": [1, 2, 4, 8], "b": [1, 3, 4, 8], "x": [1, 1, 4, 8], "c": [1, 2, 4, 8]}
-    graph = helper.make_graph(
-        [helper.make_node("Concat", ["a", "b"], ["ab"], axis=1), helper.make_node("Relu", ["x"], ["r"]),
-         helper.make_node("Concat", ["ab", "r", "c"], ["abrc"], axis=1), helper.make_node("Relu", ["abrc"], ["y"])],
-        "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, sh) for n, sh in shapes.items()],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 4, 8])])
-    path = str(tmp_path / "nested.onnx")
-    onnx.save(helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17)]), path)
-    rng = np.random.default_rng(0)
-    feeds = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in shapes.items()}
-    ref = ort.InferenceSession(path).run(["y"], feeds)[0]
-    progs = {}
-    for in_place in ("false", "true"):
-        prog = api.compile(path, None, f"lower-to-chip{{schedule=false concat-in-place={in_place}}}")
-        np.testing.assert_allclose(api.simulate(prog, feeds).outputs["y"], ref, rtol=0, atol=1e-6)
-        progs[in_place] = prog.program
+    nodes = [helper.make_node("Concat", ["a", "b"], ["ab"], axis=1), helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Concat", ["ab", "r", "c"], ["abrc"], axis=1), helper.make_node("Relu", ["abrc"], ["y"])]
+    progs = _one_core_concat_programs(tmp_path, "nested", nodes, shapes, [1, 8, 4, 8])
     tiles = {s.name: s.tile for s in progs["true"].inputs}
     plane = 4 * 8 * 4  # bytes of one channel
     assert tiles["b"].offset == tiles["a"].offset + 2 * plane
@@ -478,20 +484,12 @@ def test_messages_on_the_queue_that_touches_them(tmp_path, monkeypatch):
     SENDs on both DAU queues, the same outputs (onnxruntime's within 1e-4) and
     fewer cycles than with every message on DAU0, where a RECV still waiting
     held up the loads behind it (4,808 against 5,068 when written)."""
-    import onnxruntime as ort
-
     from nnx.mesh import stitch
     from nnx.sim.isa_mesh import RECV, SEND
 
-    path, feeds = model_zoo.get_model("tiny_resnet"), model_zoo.sample_inputs("tiny_resnet")
-    sess = ort.InferenceSession(str(path))
-    refs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
     got = {}
-    for touching in (False, True):
-        monkeypatch.setattr(stitch, "NOC_ON_TOUCHING_UNIT", touching)
-        comp, res = _latency_run(path, feeds, tmp_path / f"touching_{touching}")
-        for name, ref in refs.items():
-            np.testing.assert_allclose(res.outputs[name], ref, rtol=0, atol=1e-4)
+    for touching, (comp, res) in _tiny_resnet_both_ways(tmp_path, monkeypatch, stitch,
+                                                         "NOC_ON_TOUCHING_UNIT").items():
         queues = {(ins.mnemonic, ins.unit) for sec in comp.program.cores.values() for ins in sec.program.instrs
                   if ins.mnemonic in (RECV, SEND)}
         got[touching] = (queues, res.latency_cycles)
