@@ -140,7 +140,48 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
             channels[p] = top
     tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if (LATENCY_TILES if tiles is None else tiles) \
         else ()
-    return OpShares(tuple(rows), tuple(channels), tiles=tiles)
+    blocks = latency_blocks(ops, target, one_core, channels, tiles) if LATENCY_BLOCKS else ()
+    return OpShares(tuple(rows), tuple(channels), tiles=tiles, blocks=blocks)
+
+
+#: the latency schedule cuts an op it splits by output channels also along the axis
+#: it sums over (a 2-D split, nnx/mesh/reduction_splits.py) where its cost model says
+#: that is faster: each part then receives 1/ki of the input instead of all of it
+#: (`latency_blocks`); False: output channels alone, as before
+LATENCY_BLOCKS = True
+
+#: a 2-D split costs its chains' steps and more parts (messages, instructions) than
+#: the model counts: it is taken only where the model finds it at most this fraction
+#: of the output split's time (ResNet-50's layer-4 convs: 0.22-0.42; MobileNetV2's
+#: 1 x 1 convs at 0.61-0.76 ran 4 % slower cut in 2-D, bench/RESULTS.md)
+LATENCY_BLOCK_GAIN = 0.5
+
+
+def latency_blocks(ops: list, target, one_core: list[float], channels: list[int], tiles: tuple) -> tuple:
+    """Per op, the (input ranges ki, output pieces kj) of a 2-D split, or None. An op
+    the partitioner splits by output channels (a conv or gemm whose activation is
+    lighter than its weights, not tiled) sends every part the whole input, which
+    costs its bytes over a link whatever the parts; cut also into ki ranges of the
+    input channels, each part receives 1/ki of it, and the partial sums of each
+    output piece pass along a chain of ki parts (`reduction_splits.block_shape`, the
+    ki of least estimated time, where that is at most LATENCY_BLOCK_GAIN of the output
+    split's). kj stays the op's channel parts, so that the
+    elementwise ops following its pieces, aligned with other roots, still follow;
+    ki x kj at most the mesh's cores, so no core holds two parts of one chain."""
+    from nnx.mesh.partition import act_operands, const_bytes, nbytes
+    from nnx.mesh.reduction_splits import block_shape
+
+    n = target.mesh.width * target.mesh.height
+    link, dma = target.mesh.noc.link_bytes_per_cycle, target.storage.dma_bytes_per_cycle
+    out = []
+    for i, op in enumerate(ops):
+        acts = act_operands(op)
+        if (tiles and tiles[i] is not None) or channels[i] < 1 or len(acts) != 1 \
+                or nbytes(acts[0]) >= const_bytes(op):
+            out.append(None)
+            continue
+        out.append(block_shape(op, acts[0], one_core[i], channels[i], n, link, dma, LATENCY_BLOCK_GAIN))
+    return tuple(out)
 
 
 #: the cost model gives every root of a group of elementwise followers (the convs
