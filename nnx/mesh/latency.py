@@ -42,7 +42,9 @@ A core receives a value's pieces straight into the value's memory (chip-lower's
 transfer (docs/mesh.md, "Received pieces in place"). Where cutting a conv into row
 bands x output-channel groups at once is faster by the same model, it is tiled
 (`latency_tiles`, nnx/mesh/tile_splits.py; docs/mesh.md, "Tiles"): each part then
-receives about its band of the input, not all of it.
+receives about its band of the input, not all of it; where cutting an op split by
+output channels also along the input channels it sums over is faster (a 2-D split,
+`latency_blocks`), each part receives 1/ki of its input.
 """
 
 from __future__ import annotations
@@ -76,6 +78,15 @@ LATENCY_PART_CYCLES = 256
 #: the mesh, not with the model's work
 LATENCY_PARTS_PER_CORE = 8.0
 
+#: the most the part floor may rise to (one-core cycles), or None: no cap (the
+#: default). The layers run one after another, so every layer of work above the
+#: floor takes at least the floor, and a deep model pays it once per layer
+#: (ResNet-50's floor, 8,390 cycles, over its 53 convs); a cap of 4,096 (about 16
+#: parts per core for ResNet-50; ResNet-18 3,588, BERT 4,105 and MobileNetV2 842 are
+#: about at or below it) brings ResNet-50 from 13.6x to 11.8x its MAC bound for 1.8x
+#: the compile CPU time (bench/RESULTS.md, "Latency schedule: 2-D splits for speed")
+LATENCY_FLOOR_MAX: float | None = None
+
 #: a channel split's parts each receive the whole input, over one link of
 #: `link_bytes_per_cycle` at best, whatever their number: beyond the parts whose
 #: compute is 1 / LATENCY_LINK_RATIO of that transfer, more save less than that
@@ -90,7 +101,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     bytes, not its few MACs); it gets work / floor parts, up to the mesh, the floor
     being LATENCY_PART_CYCLES or, when more, the graph's one-core cycles over
     cores x LATENCY_PARTS_PER_CORE (an op whose input arrives over a link within
-    LATENCY_PART_CYCLES keeps the base floor: its parts receive little). Split by
+    LATENCY_PART_CYCLES keeps the base floor: its parts receive little), at most
+    LATENCY_FLOOR_MAX. Split by
     channels, every part receives the whole input, which takes its bytes over a
     link whatever the parts: at most as many parts as keep each part's compute
     above 1 / LATENCY_LINK_RATIO of that transfer. Every root of a group of
@@ -110,6 +122,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     index = {id(op): i for i, op in enumerate(ops)}
     one_core = [op_unit_cycles(target, op)[1] for op in ops]
     floor = max(LATENCY_PART_CYCLES, sum(one_core) / (n * LATENCY_PARTS_PER_CORE))
+    if LATENCY_FLOOR_MAX is not None:
+        floor = min(floor, max(LATENCY_PART_CYCLES, LATENCY_FLOOR_MAX))
     rows, channels = [], []
     for op, cycles in zip(ops, one_core):
         received = sum(nbytes(v) for v in act_operands(op))

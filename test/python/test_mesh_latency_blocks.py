@@ -74,3 +74,32 @@ def test_channel_split_conv_cut_in_2d_receives_part_of_its_input(tmp_path, monke
             assert plan.blocks[i].ki > 1, plan.blocks[i]
     assert kinds == {True: "block", False: "split"}, kinds
     assert received[False] == pytest.approx(1.0) and received[True] <= 0.5, received
+
+
+def test_part_floor_cap_gives_a_deep_model_more_parts(tmp_path, monkeypatch):
+    """The part floor rises with the graph's work over the mesh
+    (`LATENCY_PARTS_PER_CORE`), and every layer above it takes at least the floor;
+    `LATENCY_FLOOR_MAX` caps it. With few parts per core (a floor far above the
+    256-cycle base, as ResNet-50's on the full mesh), the cap gives the convs more
+    parts and leaves none with fewer; without it (None) the shares are the first
+    rule's."""
+    from xdsl.dialects import func
+
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.compile import main_function
+    from nnx.target import load_target
+    from test_lower_to_mesh import TARGET
+
+    path = tmp_path / "wide.onnx"
+    _wide_cnn(str(path))
+    main = main_function(_graph(path))
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    monkeypatch.setattr(latency, "LATENCY_PARTS_PER_CORE", 0.25)
+    shares = {}
+    for cap in (None, 1024.0):
+        monkeypatch.setattr(latency, "LATENCY_FLOOR_MAX", cap)
+        shares[cap] = latency.latency_shares(ops, load_target(TARGET), tiles=False)
+    old, new = shares[None], shares[1024.0]
+    assert all(b >= a for a, b in zip(old.rows, new.rows)), (old.rows, new.rows)
+    convs = [i for i, op in enumerate(ops) if op.name == "graph.conv"]
+    assert any(new.rows[i] > old.rows[i] for i in convs), (old.rows, new.rows)
