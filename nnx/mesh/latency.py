@@ -83,7 +83,7 @@ LATENCY_PARTS_PER_CORE = 8.0
 #: floor takes at least the floor, and a deep model pays it once per layer
 #: (ResNet-50's floor, 8,390 cycles, over its 53 convs); a cap of 4,096 (about 16
 #: parts per core for ResNet-50; ResNet-18 3,588, BERT 4,105 and MobileNetV2 842 are
-#: about at or below it) brings ResNet-50 from 13.6x to 11.8x its MAC bound for 1.8x
+#: about at or below it) brings ResNet-50 from 13.6x to 11.8x its MAC bound for 3.4x
 #: the compile CPU time (bench/RESULTS.md, "Latency schedule: 2-D splits for speed")
 LATENCY_FLOOR_MAX: float | None = None
 
