@@ -83,9 +83,11 @@ LATENCY_PARTS_PER_CORE = 8.0
 #: takes at least the floor, and a deep model pays it once per layer (ResNet-50's
 #: floor, 8,390 cycles, over its 53 convs). At 3,600 (just above ResNet-18's 3,588;
 #: MobileNetV2's is 842, BERT's 4,105 is capped) ResNet-50 runs in 9.5x its MAC
-#: bound where it took 12.0x, for about 3.4x the compile CPU time (bench/RESULTS.md,
-#: "Latency schedule: 2-D splits for speed")
-LATENCY_FLOOR_MAX: float | None = 3600.0
+#: bound where it took 12.0x, for about 3.4x the compile CPU time; but the 2-layer
+#: BERT's capped plan deadlocks in the simulator (a RECV of its op 3 never met), so
+#: the cap is off by default until that is found (bench/RESULTS.md, "Latency
+#: schedule: 2-D splits for speed")
+LATENCY_FLOOR_MAX: float | None = None
 
 #: a channel split's parts each receive the whole input, over one link of
 #: `link_bytes_per_cycle` at best, whatever their number: beyond the parts whose
