@@ -42,7 +42,9 @@ A core receives a value's pieces straight into the value's memory (chip-lower's
 transfer (docs/mesh.md, "Received pieces in place"). Where cutting a conv into row
 bands x output-channel groups at once is faster by the same model, it is tiled
 (`latency_tiles`, nnx/mesh/tile_splits.py; docs/mesh.md, "Tiles"): each part then
-receives about its band of the input, not all of it.
+receives about its band of the input, not all of it; where cutting an op split by
+output channels also along the input channels it sums over is faster (a 2-D split,
+`latency_blocks`), each part receives 1/ki of its input.
 """
 
 from __future__ import annotations
@@ -76,6 +78,17 @@ LATENCY_PART_CYCLES = 256
 #: the mesh, not with the model's work
 LATENCY_PARTS_PER_CORE = 8.0
 
+#: the most the part floor may rise to (one-core cycles); None: no cap (the first
+#: rule). The layers run one after another, so every layer of work above the floor
+#: takes at least the floor, and a deep model pays it once per layer (ResNet-50's
+#: floor, 8,390 cycles, over its 53 convs). At 3,600 (just above ResNet-18's 3,588;
+#: MobileNetV2's is 842, BERT's 4,105 is capped) ResNet-50 runs in 9.5x its MAC
+#: bound where it took 12.0x, for about 3.4x the compile CPU time; but the 2-layer
+#: BERT's capped plan deadlocks in the simulator (a RECV of its op 3 never met), so
+#: the cap is off by default until that is found (bench/RESULTS.md, "Latency
+#: schedule: 2-D splits for speed")
+LATENCY_FLOOR_MAX: float | None = None
+
 #: a channel split's parts each receive the whole input, over one link of
 #: `link_bytes_per_cycle` at best, whatever their number: beyond the parts whose
 #: compute is 1 / LATENCY_LINK_RATIO of that transfer, more save less than that
@@ -90,7 +103,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     bytes, not its few MACs); it gets work / floor parts, up to the mesh, the floor
     being LATENCY_PART_CYCLES or, when more, the graph's one-core cycles over
     cores x LATENCY_PARTS_PER_CORE (an op whose input arrives over a link within
-    LATENCY_PART_CYCLES keeps the base floor: its parts receive little). Split by
+    LATENCY_PART_CYCLES keeps the base floor: its parts receive little), at most
+    LATENCY_FLOOR_MAX. Split by
     channels, every part receives the whole input, which takes its bytes over a
     link whatever the parts: at most as many parts as keep each part's compute
     above 1 / LATENCY_LINK_RATIO of that transfer. Every root of a group of
@@ -110,6 +124,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     index = {id(op): i for i, op in enumerate(ops)}
     one_core = [op_unit_cycles(target, op)[1] for op in ops]
     floor = max(LATENCY_PART_CYCLES, sum(one_core) / (n * LATENCY_PARTS_PER_CORE))
+    if LATENCY_FLOOR_MAX is not None:
+        floor = min(floor, max(LATENCY_PART_CYCLES, LATENCY_FLOOR_MAX))
     rows, channels = [], []
     for op, cycles in zip(ops, one_core):
         received = sum(nbytes(v) for v in act_operands(op))
@@ -140,7 +156,50 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
             channels[p] = top
     tiles = latency_tiles(ops, target, one_core, rows, weight_fill) if (LATENCY_TILES if tiles is None else tiles) \
         else ()
-    return OpShares(tuple(rows), tuple(channels), tiles=tiles)
+    blocks = latency_blocks(ops, target, one_core, channels, tiles) if LATENCY_BLOCKS else ()
+    return OpShares(tuple(rows), tuple(channels), tiles=tiles, blocks=blocks)
+
+
+#: the latency schedule cuts an op it splits by output channels also along the axis
+#: it sums over (a 2-D split, nnx/mesh/reduction_splits.py) where its cost model says
+#: that is faster: each part then receives 1/ki of the input instead of all of it
+#: (`latency_blocks`); False: output channels alone, as before
+LATENCY_BLOCKS = True
+
+#: a 2-D split costs its chains' steps and more parts (messages, instructions) than
+#: the model counts: it is taken only where the model finds it at most this fraction
+#: of the output split's time (ResNet-50's layer-4 convs: 0.22-0.42; MobileNetV2's
+#: 1 x 1 convs at 0.61-0.76 ran 4 % slower cut in 2-D, bench/RESULTS.md)
+LATENCY_BLOCK_GAIN = 0.5
+
+
+def latency_blocks(ops: list, target, one_core: list[float], channels: list[int], tiles: tuple) -> tuple:
+    """Per op, the (input ranges ki, output pieces kj) of a 2-D split, or None. An op
+    the partitioner splits by output channels (a conv or gemm whose activation is
+    lighter than its weights, not tiled) sends every part the whole input, which
+    costs its bytes over a link whatever the parts; cut also into ki ranges of the
+    input channels, each part receives 1/ki of it, and the partial sums of each
+    output piece pass along a chain of ki parts (`reduction_splits.block_shape`, the
+    ki of least estimated time, where that is at most LATENCY_BLOCK_GAIN of the output
+    split's). kj stays the op's channel parts, so that the
+    elementwise ops following its pieces, aligned with other roots, still follow;
+    ki x kj at most the mesh's cores, so no core holds two parts of one chain. Convs
+    only: the 2-layer BERT's projections (model ratio 0.37) ran 7 % slower cut so."""
+    from nnx.dialects.graph import ConvOp
+    from nnx.mesh.partition import act_operands, const_bytes, nbytes
+    from nnx.mesh.reduction_splits import block_shape
+
+    n = target.mesh.width * target.mesh.height
+    link, dma = target.mesh.noc.link_bytes_per_cycle, target.storage.dma_bytes_per_cycle
+    out = []
+    for i, op in enumerate(ops):
+        acts = act_operands(op)
+        if not isinstance(op, ConvOp) or (tiles and tiles[i] is not None) or channels[i] < 1 or len(acts) != 1 \
+                or nbytes(acts[0]) >= const_bytes(op):
+            out.append(None)
+            continue
+        out.append(block_shape(op, acts[0], one_core[i], channels[i], n, link, dma, LATENCY_BLOCK_GAIN))
+    return tuple(out)
 
 
 #: the cost model gives every root of a group of elementwise followers (the convs

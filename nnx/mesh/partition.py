@@ -214,6 +214,8 @@ class OpShares:
     #: (bands, channel groups) of a tile split (nnx/mesh/tile_splits.py) per op, or
     #: None: split as `rows` and `channels` say
     tiles: tuple = ()
+    #: (input ranges, output pieces) of a 2-D split (nnx/mesh/reduction_splits.py) per op, or None
+    blocks: tuple = ()
 
 
 def op_cost(op: Operation) -> float:
@@ -577,9 +579,10 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             add(new_stage(True), i, p, srcs, pb, costs[i] * ts.fraction(p))
         return True
 
-    def plan_block(i: int, op: Operation, max_parts: int, want: int = 0, chain_first: bool = False) -> bool:
-        """Split op i in 2-D (`block_split`, `want` parts where it can), each part on
-        a stage of its own; False: no 2-D split fits."""
+    def plan_block(i: int, op: Operation, max_parts: int, want: int = 0, chain_first: bool = False,
+                   ki_kj=None) -> bool:
+        """Split op i in 2-D (`block_split`, `want` parts where it can, or the
+        (ki, kj) `ki_kj`), each part on a stage of its own; False: no 2-D split fits."""
         acts = act_operands(op)
         if len(acts) != 1:
             return False
@@ -600,7 +603,7 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
         # slower without it, bench/RESULTS.md)
         joined = not isinstance(share, OpShares)
         blk = red_splits.block_split(op, v, in_split, lambda lo, hi: row_sources(v, lo, hi, axis, load, joined)[1],
-                                     budget, max_parts, outputs, want, chain_first)
+                                     budget, max_parts, outputs, want, chain_first, ki_kj)
         if blk is None:
             return False
         if load:
@@ -665,6 +668,9 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
             continue
         need = w_bytes + in_bytes + out_bytes
         if isinstance(share, OpShares) and share.tiles and share.tiles[i] is not None and plan_tile(i, op):
+            continue
+        if isinstance(share, OpShares) and share.blocks and share.blocks[i] is not None \
+                and plan_block(i, op, ncores, ki_kj=share.blocks[i]):
             continue
         if can_split_rows(op):
             done = plan_rows(i, op, ax, need)

@@ -84,7 +84,7 @@ def reduction_split(op: Operation, acts: list[SSAValue], in_split: Split | None,
 
 def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes, budget: float,
                 max_parts: int, outputs: int = REDUCTION_OUTPUTS, want: int = 0,
-                chain_first: bool = False) -> BlockSplit | None:
+                chain_first: bool = False, ki_kj: tuple[int, int] | None = None) -> BlockSplit | None:
     """The 2-D split of `op` (docs/mesh.md, "2-D splits") into the fewest parts, at
     most `max_parts`, whose every part fits `budget`: its band of input `act` along
     the reduction axis (`band_bytes(lo, hi)`: the bytes a part holds for it), its
@@ -97,8 +97,9 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
     least `want` parts where it can, with the shortest chain (fewest ki): the parts
     run side by side, and a chain's partial sums pass one after another; with
     `chain_first` too, the shortest chain comes first and then the most parts up
-    to `want` (a pipeline group's cores: `pipeline_want`). None when no such split
-    exists."""
+    to `want` (a pipeline group's cores: `pipeline_want`). With `ki_kj` (the
+    latency schedule's `block_shape`), exactly ki input ranges and kj output
+    pieces, where each part fits. None when no such split exists."""
     in_axis = reduction_axis(op, act)
     ax = split_axis(op)
     if in_axis is None or ax is None or ax[2] != "concat" or act_operands(op) != [act]:
@@ -109,7 +110,7 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
     piece_bounds = set(in_split.bounds) if in_split is not None and in_split.axis == in_axis \
         and in_split.combine == "concat" else None
     best: tuple[tuple[int, int, int, int], tuple[int, ...], int] | None = None
-    for ki in range(1, min(n_in, max_parts) + 1):
+    for ki in (ki_kj[:1] if ki_kj else range(1, min(n_in, max_parts) + 1)):
         candidates = [bounds_of(n_in, ki)]
         if piece_bounds is not None and in_split.k >= ki:  # runs of whole pieces
             runs = tuple(in_split.bounds[round(t * in_split.k / ki)] for t in range(ki + 1))
@@ -121,6 +122,8 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
             kj = parts_needed(n_out, w_bytes * w_frac + outputs * out_bytes, budget - band)
             if want:
                 kj = max(kj, min(n_out, max_parts // ki, -(-want // ki)))
+            if ki_kj:  # the pieces asked for, when they fit
+                kj = ki_kj[1] if kj <= ki_kj[1] else n_out + 1
             if kj > n_out or ki * kj < 2 or ki * kj > max_parts:
                 continue
             sliced = 0 if piece_bounds is None else sum(b not in piece_bounds for b in ib)
@@ -134,6 +137,42 @@ def block_split(op: Operation, act: SSAValue, in_split: Split | None, band_bytes
         return None
     _, ib, kj = best
     return BlockSplit(Split(in_axis, ib), Split(out_axis, bounds_of(n_out, kj)))
+
+
+#: cycles a step of a 2-D split's chain costs beyond moving its partial sum: the
+#: RECV's and SEND's issue, the add of the running sum (`block_time`)
+CHAIN_STEP_CYCLES = 200
+
+
+def block_time(cycles: float, ki: int, kj: int, in_bytes: int, w_bytes: int, out_bytes: int,
+               link: float, dma: float) -> float:
+    """Estimated cycles of an op of one-core `cycles` on a ki x kj 2-D split: its
+    compute share, its input range over a link and through a DMA, its weight block
+    through a DMA, and the ki - 1 later steps of a chain, each receiving the running
+    sum of its output piece (over a link and through a DMA) and adding it
+    (CHAIN_STEP_CYCLES). ki = 1 is an output split, every part receiving the
+    whole input (as `tile_splits.tile_time` with one band)."""
+    piece = out_bytes / kj
+    return (cycles / (ki * kj) + in_bytes / ki * (1.0 / link + 1.0 / dma) + w_bytes / (ki * kj) / dma
+            + (ki - 1) * (piece * (1.0 / link + 1.0 / dma) + CHAIN_STEP_CYCLES))
+
+
+def block_shape(op: Operation, act: SSAValue, cycles: float, kj: int, max_parts: int,
+                link: float, dma: float, gain: float = 1.0) -> tuple[int, int] | None:
+    """The (ki, kj) of least `block_time` for `op` (one-core `cycles`) split into the
+    kj output pieces it has (so that the ops following its pieces still do), its
+    activation `act` cut into ki ranges along the axis it sums over, at most
+    `max_parts` parts; None when that time is above `gain` x the output split's
+    (ki = 1) or `op` cannot be split so."""
+    axis = reduction_axis(op, act)
+    ax = split_axis(op)
+    if axis is None or ax is None or ax[2] != "concat" or kj < 1:
+        return None
+    args = (nbytes(act), const_bytes(op), sum(nbytes(r) for r in op.results), link, dma)
+    ki = min(range(1, min(shape(act)[axis], max_parts // kj) + 1),
+             key=lambda k: block_time(cycles, k, kj, *args), default=1)
+    return (ki, kj) if ki > 1 and block_time(cycles, ki, kj, *args) <= gain * block_time(cycles, 1, kj, *args) \
+        else None
 
 
 def pieces_for_reduction(op: Operation, axis: int, budget: float, max_parts: int, depth: int = 8) -> int:

@@ -1,0 +1,105 @@
+"""2-D splits chosen by the latency schedule's cost model (nnx/mesh/latency.py,
+`latency_blocks`; docs/mesh.md, "Schedules"): a conv the partitioner would split by
+output channels, every part receiving its whole input, is cut also along the input
+channels it sums over where the model finds that faster, so that each part receives
+1/ki of the input; the partial sums of each output piece pass along a chain. The
+first rule (`LATENCY_BLOCKS = False`) keeps the output split."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnx.mesh import latency
+from test_mesh_schedules import _graph, _latency_run, _save_cnn, _weights
+
+pytestmark = pytest.mark.blas_sensitive  # scripts/test_blas.sh reruns it under other kernels
+
+
+def _wide_cnn(path, hw=16):
+    """x (1 x 3 x hw x hw) -> 3 x 3 convs to 64 and 512 channels (stride 2 each) ->
+    a 1 x 1 conv 512 -> 64 (its 131 KB of weights outweigh its 32 KB input: a
+    channel split, whose parts each receive the whole input) -> global pool ->
+    classifier."""
+    from onnx import helper
+
+    t = _weights(np.random.default_rng(5))
+    inits = [t("W0", 64, 3, 3, 3), t("B0", 64), t("W1", 512, 64, 3, 3), t("B1", 512), t("W2", 64, 512, 1, 1),
+             t("B2", 64), t("WF", 10, 64), t("BF", 10)]
+    node = helper.make_node
+    nodes = [node("Conv", ["x", "W0", "B0"], ["c0"], strides=[2, 2], pads=[1, 1, 1, 1]), node("Relu", ["c0"], ["r0"]),
+             node("Conv", ["r0", "W1", "B1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]), node("Relu", ["c1"], ["r1"]),
+             node("Conv", ["r1", "W2", "B2"], ["c2"]), node("Relu", ["c2"], ["r2"]),
+             node("GlobalAveragePool", ["r2"], ["g"]), node("Flatten", ["g"], ["f"]),
+             node("Gemm", ["f", "WF", "BF"], ["y"], transB=1)]
+    _save_cnn(path, "wide", nodes, inits, hw)
+
+
+def test_channel_split_conv_cut_in_2d_receives_part_of_its_input(tmp_path, monkeypatch):
+    """The 1 x 1 conv of `_wide_cnn` on the 4 x 4 test mesh, not tiled
+    (`LATENCY_TILES = False`) and cut in 2-D wherever the model finds that faster at
+    all (`LATENCY_BLOCK_GAIN = 1`: at the default 0.5 a model this small stays as it
+    was): with the rule it is a 2-D split (kind "block", ki > 1 input ranges) whose
+    every part receives at most half its input, where the output split's parts each
+    receive all of it; both plans' outputs within 1e-4 of onnxruntime."""
+    import onnxruntime as ort
+
+    from nnx.mesh.core_graph import _Producers, item_reads
+    from nnx.mesh.partition import nbytes
+    from nnx.mesh.stage_merge import piece_bytes
+
+    path = tmp_path / "wide.onnx"
+    _wide_cnn(str(path))
+    feeds = {"x": np.random.default_rng(4).standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    ref = ort.InferenceSession(str(path)).run(["y"], feeds)[0]
+    kinds, received = {}, {}
+    monkeypatch.setattr(latency, "LATENCY_TILES", False)
+    monkeypatch.setattr(latency, "LATENCY_BLOCK_GAIN", 1.0)
+    for blocks in (True, False):
+        monkeypatch.setattr(latency, "LATENCY_BLOCKS", blocks)
+        comp, res = _latency_run(path, feeds, tmp_path / f"blocks_{blocks}")
+        assert comp.schedule == "latency"
+        np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
+        plan = comp.plan
+        i = next(i for i, op in enumerate(plan.ops) if op.name == "graph.conv" and
+                 int(op.operands[1].type.get_shape()[1]) == 512)
+        kinds[blocks] = plan.kinds[i]
+        prod = _Producers(plan)
+        whole = nbytes(plan.ops[i].operands[0])
+        parts = [it for s in plan.stages for it in s.items if it[0] == i]
+        # what each part receives of the activation (not the running sums of its chain)
+        received[blocks] = max(sum(piece_bytes(plan, pc) for pc in item_reads(plan, prod, it, [])[1] if pc[0] != i)
+                               for it in parts) / whole
+        if blocks:
+            assert plan.blocks[i].ki > 1, plan.blocks[i]
+    assert kinds == {True: "block", False: "split"}, kinds
+    assert received[False] == pytest.approx(1.0) and received[True] <= 0.5, received
+
+
+def test_part_floor_cap_gives_a_deep_model_more_parts(tmp_path, monkeypatch):
+    """The part floor rises with the graph's work over the mesh
+    (`LATENCY_PARTS_PER_CORE`), and every layer above it takes at least the floor;
+    `LATENCY_FLOOR_MAX` caps it. With few parts per core (a floor far above the
+    256-cycle base, as ResNet-50's on the full mesh), the cap gives the convs more
+    parts and leaves none with fewer; without it (None) the shares are the first
+    rule's."""
+    from xdsl.dialects import func
+
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.compile import main_function
+    from nnx.target import load_target
+    from test_lower_to_mesh import TARGET
+
+    path = tmp_path / "wide.onnx"
+    _wide_cnn(str(path))
+    main = main_function(_graph(path))
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    monkeypatch.setattr(latency, "LATENCY_PARTS_PER_CORE", 0.25)
+    shares = {}
+    for cap in (None, 1024.0):
+        monkeypatch.setattr(latency, "LATENCY_FLOOR_MAX", cap)
+        shares[cap] = latency.latency_shares(ops, load_target(TARGET), tiles=False)
+    old, new = shares[None], shares[1024.0]
+    assert all(b >= a for a, b in zip(old.rows, new.rows)), (old.rows, new.rows)
+    convs = [i for i, op in enumerate(ops) if op.name == "graph.conv"]
+    assert any(new.rows[i] > old.rows[i] for i in convs), (old.rows, new.rows)
