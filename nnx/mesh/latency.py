@@ -229,15 +229,10 @@ def _spread_joins(ops: list, index: dict, one_core: list[float], floor: float, r
     from nnx.lowering.storage import is_alias
     from nnx.mesh.partition import act_operands
 
-    readers: dict[int, list[int]] = {}
-    for i, op in enumerate(ops):
-        for v in act_operands(op):
-            if id(v.owner) in index:
-                readers.setdefault(index[id(v.owner)], []).append(i)
     for i in range(len(ops) - 1, -1, -1):
-        if rows[i] <= 1 and one_core[i] < floor and act_operands(ops[i]) and readers.get(i) \
-                and not is_alias(ops[i]):
-            rows[i] = max(rows[i], max(rows[r] for r in readers[i]))
+        readers = _readers(ops[i], index)
+        if rows[i] <= 1 and one_core[i] < floor and act_operands(ops[i]) and readers and not is_alias(ops[i]):
+            rows[i] = max(rows[i], max(rows[r] for r in readers))
 
 
 #: the latency schedule may cut a conv into row bands x output-channel groups at once
