@@ -112,13 +112,15 @@ class LowerToChipPass(ModulePass):
         """The `nnx.api.Program` of the module's @main checked against the loaded
         `target` -- what `apply` and nnx-translate make of it, without building the
         chip IR -- with `first_use` (input symbol -> position of the first instruction
-        touching it: chip-allocate's `nnx.first_use`, with `reuse`)."""
+        touching it: chip-allocate's `nnx.first_use`, with `reuse`) and, without
+        `schedule`, `op_positions` (`LoweredProgram.op_positions`)."""
         from nnx.api import Program
         from nnx.lowering.program import assembled
 
         lp = self.lowered(ctx, op)
         prog = Program(*assembled(lp, target, asm_path), target)
         prog.first_use = lp.first_use
+        prog.op_positions = lp.op_positions
         return prog
 
     def _lower(self, ctx: Context, op: ModuleOp, schedule: bool):

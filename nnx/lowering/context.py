@@ -43,6 +43,8 @@ class LoweringContext:
     # concats whose result's buffer holds some operands in place (in_place_concats)
     # -> those operands (the others are copied in)
     in_place: dict = field(default_factory=dict)
+    # op -> (instructions emitted before it, after it): where each op stands
+    op_at: dict = field(default_factory=dict)
     # results of those concats that are not complete yet: some operand is copied in
     # when the concat is lowered (no epilogue may read them before)
     unfilled: set = field(default_factory=set)

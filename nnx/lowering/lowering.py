@@ -54,7 +54,32 @@ def lower_program(func, target, double_buffer: bool, max_tile: int, chain: bool 
     Raises `LoweringError`."""
     cx, inputs, outputs = _lower_ops(func, target, double_buffer, max_tile, chain, schedule, concat_in_place,
                                      written)
-    return lowered_program(cx, inputs, outputs)
+    lp = lowered_program(cx, inputs, outputs)
+    if not schedule:  # list scheduling moves instructions: positions hold in emitted order only
+        lp.op_positions = _op_positions(func, cx.op_at, inputs, outputs)
+    return lp
+
+
+def _op_positions(func, op_at: dict, inputs: list, outputs: list) -> dict[str, tuple[int, int]]:
+    """Input symbol -> (position: instructions emitted before it, index in the block)
+    of the first op reading it; output symbol -> (position just after, index) of the
+    op producing it. Where a value no instruction touches stands in the op order: a
+    piece received and passed on through a view (a reshape emits nothing), whose
+    RECV and SEND then keep the layers' order (nnx/mesh/stitch.py, `_Passing`)."""
+    from xdsl.ir import OpResult
+
+    block = func.body.block
+    index = {op: i for i, op in enumerate(block.ops)}
+    out: dict[str, tuple[int, int]] = {}
+    for (name, _), arg in zip(inputs, block.args):
+        at = [(op_at[u.operation][0], index[u.operation]) for u in arg.uses if u.operation in op_at]
+        if at:
+            out[name] = min(at)
+    ret = block.last_op
+    for (name, _), v in zip(outputs, ret.operands if ret is not None else ()):
+        if isinstance(v, OpResult) and v.owner in op_at:
+            out[name] = (op_at[v.owner][1], index[v.owner])
+    return out
 
 
 def lower_entries(func, target, double_buffer: bool, max_tile: int, chain: bool = True, schedule: bool = True):
@@ -107,6 +132,8 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
     outputs: list[tuple[str, Tensor]] = []
     for idx, op in enumerate(block.ops):
         cx.residency.idx = idx
+        before = len(cx.stream.entries)
+        cx.op_at[op] = (before, before)
         if isinstance(op, ConstantOp) or op in cx.fused:
             continue
         cx.residency.release_dead()
@@ -125,6 +152,7 @@ def _lower_ops(func, target, double_buffer: bool, max_tile: int, chain: bool, sc
             raise LoweringError(f"{op.name} does not fit the caches: {e}", op) from None
         except ValueError as e:
             raise LoweringError(f"{op.name}: {e}", op) from None
+        cx.op_at[op] = (before, len(cx.stream.entries))
     return cx, inputs, outputs
 
 

@@ -47,6 +47,10 @@ class LoweredProgram:
     storage_bytes: int = 0
     first_use: dict[str, int] = field(default_factory=dict)
     instrs: list[Instr] | None = None
+    #: in emitted order (no list scheduling): input symbol -> position of the first
+    #: op reading it, output symbol -> position after the op producing it
+    #: (nnx/lowering/lowering.py, `_op_positions`)
+    op_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def lowered_program(cx, inputs: list, outputs: list) -> LoweredProgram:

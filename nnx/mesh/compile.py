@@ -344,7 +344,7 @@ def _core_program(prog, io, cores: list[int]) -> CoreProgram:
     recv = {piece_name(pc): cores[src] for pc, src in io.recv.items()}
     send = {piece_name(pc): [cores[d] for d in dsts] for pc, dsts in io.send.items()}
     return CoreProgram(prog.program, prog.data, recv, send, io.slices, getattr(prog, "first_use", {}),
-                       getattr(prog, "joined", False))
+                       getattr(prog, "joined", False), getattr(prog, "op_positions", {}))
 
 
 def _assemble(plan: Plan, ios, progs, cores: list[int], edges: dict[tuple[int, int], int], tgt,

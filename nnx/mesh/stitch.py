@@ -28,6 +28,14 @@ from nnx.sim.isa_mesh import RECV, SEND, noc_instr
 
 NOC_UNIT = "DAU0"
 
+#: a received piece no instruction touches, passed on through a view (a reshape
+#: emits nothing), is received and sent where the view stands in the core's op
+#: order (`CoreProgram.op_positions`); False: the first rule, received at the
+#: program's start and sent at its end, which can deadlock two cores that pass
+#: pieces to each other across layers (the 2-layer BERT with the latency
+#: schedule's part floor capped, `latency.LATENCY_FLOOR_MAX`)
+PASS_ON_IN_ORDER = True
+
 #: a RECV runs on the DMA queue (DAU) of the first instruction that touches its
 #: tile, and a SEND on the queue of the last instruction that writes it, so that a
 #: RECV waiting for its message blocks only the queue that would wait for it anyway
@@ -69,6 +77,11 @@ class CoreProgram:
     first_use: dict[str, int] = field(default_factory=dict)
     #: `program` has its RECV/SEND already (`add_messages` ran where it was lowered)
     joined: bool = False
+    #: in a program lowered in op order: received argument -> (position, index in
+    #: the stage's op order) of the first op reading it, sent result -> (position
+    #: just after, index) of the op producing it; positions count instructions,
+    #: SIGNAL/WAIT not counted: where a message no instruction touches stands
+    op_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def send_instrs(tile: Tile, dsts: list[int], tag: str, unit: str = NOC_UNIT) -> list[Instr]:
@@ -168,8 +181,11 @@ def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
     writes its tile, on DAU0 (with `sends_on_writer`, on that instruction's queue),
     first WAITing for a SIGNAL from every other unit after its last write of the
     tile (units run concurrently, so the last write in program order need not be
-    the last in time). A sent result no instruction writes (a received piece passed
-    on) is sent at the end from DAU0, after every unit is done."""
+    the last in time). A received piece passed on through a view (a sent result no
+    instruction writes) is received no later than where the view stands in the op
+    order and sent just after (`PASS_ON_IN_ORDER`, `cp.op_positions`: `_Passing`);
+    any other sent result no instruction writes is sent at the end from DAU0, after
+    every unit is done."""
     p = cp.program
     tiles_in = {s.name: s.tile for s in p.inputs}
     tiles_out = {s.name: s.tile for s in p.outputs}
@@ -183,25 +199,30 @@ def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
     after: dict[int, list[Instr]] = {}
     head: list[Instr] = []
     late: list[Instr] = []
+    passing = _Passing(cp, tiles_in, tiles_out, touches, positions, len(body))
     for n, src in sorted(cp.recv.items()):
         k = cp.first_use.get(n)
         start = 0 if k is None else positions[k] if k < len(positions) else len(body)
         uses = touches.first_uses(tiles_in[n], start)
         unit = _queue(uses, first=True)
         recv = noc_instr(unit, RECV, tiles_in[n], src, n)
-        if not uses and (n not in cp.first_use or start >= len(body)):
+        if passing.passes(n) and (n not in cp.first_use or not uses):
+            at = passing.receive(n, recv, min(uses.values(), default=len(body)))
+        elif not uses and (n not in cp.first_use or start >= len(body)):
             head.append(recv)
             continue
-        # a piece written in place into a value no instruction reads piece by piece
-        # alone (a strided read skipping it): before the value's first use
-        at = before.setdefault(min(uses.values()) if uses else start, [])
-        if n in cp.first_use:  # reused memory: the units that had it before are done with it
-            for u, k in sorted(touches.last_touches(tiles_in[n], start).items()):
-                if u != unit:
-                    tok = f"mesh_free_{n}_{u}"
-                    after.setdefault(k, []).append(_sync(u, "SIGNAL", tok))
-                    at.append(_sync(unit, "WAIT", tok))
-        at.append(recv)
+        else:
+            # a piece written in place into a value no instruction reads piece by piece
+            # alone (a strided read skipping it): before the value's first use
+            at = before.setdefault(min(uses.values()) if uses else start, [])
+            if n in cp.first_use:  # reused memory: the units that had it before are done with it
+                for u, k in sorted(touches.last_touches(tiles_in[n], start).items()):
+                    if u != unit:
+                        tok = f"mesh_free_{n}_{u}"
+                        after.setdefault(k, []).append(_sync(u, "SIGNAL", tok))
+                        at.append(_sync(unit, "WAIT", tok))
+            at.append(recv)
+            passing.placed_in(n, recv, at)
         for u, k in sorted(uses.items()):
             if u != unit:
                 tok = f"mesh_rx_{n}_{u}"
@@ -209,6 +230,8 @@ def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
                 before.setdefault(k, []).append(_sync(u, "WAIT", tok))
     for n, dsts in sorted(cp.send.items()):
         writes = touches.last_writes(tiles_out[n])
+        if not writes and passing.send(n, dsts):
+            continue
         if not writes:
             late.extend(send_instrs(tiles_out[n], dsts, n))
             continue
@@ -226,11 +249,98 @@ def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
         tail += [_sync(NOC_UNIT, "WAIT", f"mesh_out_{u}") for u in units] + late
     out = list(head)
     for k, ins in enumerate(body):
+        out.extend(passing.at(k))
         out.extend(before.get(k, ()))
         out.append(ins)
         out.extend(after.get(k, ()))
-    p.instrs = out + tail
+    p.instrs = out + passing.at(len(body)) + before.get(len(body), []) + tail
     return p
+
+
+class _Passing:
+    """The messages of the received pieces a core passes on through a view (a
+    reshape emits nothing: the sent result is the received memory, no instruction
+    writes it). With only instructions to go by, such a RECV would go at the
+    program's start and its SEND at the end, after every layer the core runs: two
+    cores passing pieces to each other across layers then wait for each other
+    forever. Each such RECV goes instead no later than where the first op reading it
+    stands in the core's op order (`CoreProgram.op_positions`), ahead of the other
+    messages there, and the SEND just after the RECVs that fill it, on their DMA
+    queue (or on `NOC_UNIT` after a SIGNAL from each, when they are on several)."""
+
+    def __init__(self, cp: CoreProgram, tiles_in: dict[str, Tile], tiles_out: dict[str, Tile], touches: _Touches,
+                 positions: list[int], end: int):
+        self.cp, self.tiles_in, self.tiles_out = cp, tiles_in, tiles_out
+        self.positions, self.end = positions, end
+        where = cp.op_positions if PASS_ON_IN_ORDER else {}
+        self.unwritten = [n for n in cp.send if n in where and not touches.last_writes(tiles_out[n])]
+        #: per body index, the chunks placed before it: (op index, 0 RECV / 1 SEND, name) -> instructions
+        self.chunks: dict[int, dict[tuple, list[Instr]]] = {}
+        #: name -> (where, chunk key, RECV); RECVs placed by their use instead: name -> (RECV, its list)
+        self.placed: dict[str, tuple[int, tuple, Instr]] = {}
+        self.by_use: dict[str, tuple[Instr, list[Instr]]] = {}
+
+    def _fills(self, recv: str, send: str) -> bool:
+        """Whether received argument `recv` fills (part of) sent result `send`'s
+        memory: their tiles overlap and `recv` is read no later than `send` is made
+        (a later argument reusing that memory does not)."""
+        a, b = self.tiles_in[recv], self.tiles_out[send]
+        where = self.cp.op_positions
+        return a.space == b.space and a.offset < b.end and b.offset < a.end and recv in where and \
+            where[recv][1] <= where[send][1]
+
+    def passes(self, recv: str) -> bool:
+        return any(self._fills(recv, m) for m in self.unwritten)
+
+    def _index(self, k: int) -> int:
+        return self.positions[k] if k < len(self.positions) else self.end
+
+    def receive(self, name: str, recv: Instr, first_touch: int) -> list[Instr]:
+        """Place the RECV of a piece passed on, before `first_touch` (a body index) at
+        the latest; the list its SIGNALs go into."""
+        pos, op = self.cp.op_positions[name]
+        where = min(self._index(pos), first_touch)
+        key = (op, 0, name)
+        chunk = self.chunks.setdefault(where, {})[key] = [recv]
+        self.placed[name] = (where, key, recv)
+        return chunk
+
+    def placed_in(self, name: str, recv: Instr, lst: list[Instr]) -> None:
+        """A RECV placed by its first use (memory the program reuses), in `lst`."""
+        if self.passes(name):
+            self.by_use[name] = (recv, lst)
+
+    def send(self, name: str, dsts: list[int]) -> bool:
+        """Place the SEND of result `name` (no instruction writes it) just after the
+        RECVs that fill it; False, nothing placed, when not all of them were placed
+        here (it goes at the end)."""
+        if name not in self.unwritten:
+            return False
+        fill = [n for n in self.cp.recv if self._fills(n, name)]
+        if len(fill) == 1 and fill[0] in self.by_use:  # just after it, on its queue
+            recv, lst = self.by_use[fill[0]]
+            lst.insert(next(i for i, x in enumerate(lst) if x is recv) + 1,
+                       send_instrs(self.tiles_out[name], dsts, name, recv.unit)[0])
+            return True
+        if not fill or any(n not in self.placed for n in fill):
+            return False
+        queues = {self.placed[n][2].unit for n in fill}
+        unit = queues.pop() if len(queues) == 1 else NOC_UNIT
+        where, key, _ = max((self.placed[n] for n in fill), key=lambda x: (x[0], x[1]))
+        instrs = []
+        for n in fill:
+            w, k, recv = self.placed[n]
+            if recv.unit != unit:
+                tok = f"mesh_pass_{n}_{name}"
+                self.chunks[w][k].append(_sync(recv.unit, "SIGNAL", tok))
+                instrs.append(_sync(unit, "WAIT", tok))
+        self.chunks[where][(key[0], 1, name)] = instrs + send_instrs(self.tiles_out[name], dsts, name, unit)
+        return True
+
+    def at(self, k: int) -> list[Instr]:
+        """The instructions placed before body index k, in the op order."""
+        got = self.chunks.get(k)
+        return [ins for key in sorted(got) for ins in got[key]] if got else []
 
 
 def mesh_program(cores: dict[int, CoreProgram], width: int, height: int, target_name: str,
