@@ -165,8 +165,13 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
 #: the latency schedule cuts an op it splits by output channels also along the axis
 #: it sums over (a 2-D split, nnx/mesh/reduction_splits.py) where its cost model says
 #: that is faster: each part then receives 1/ki of the input instead of all of it
-#: (`latency_blocks`); False: output channels alone, as before
-LATENCY_BLOCKS = True
+#: (`latency_blocks`); False: output channels alone, as before. Off by default since
+#: the part floor is capped (LATENCY_FLOOR_MAX): ResNet-50 then runs in 589,203
+#: cycles without them against 592,168 with, and Inception v1's thirteen 2-D
+#: splits made it 12 % slower (319,843 against 286,102: every range part receives
+#: a slice of every row piece of a concat or pool, messages the model does not
+#: count); uncapped they took ResNet-50 from 767,280 to 749,512 (bench/RESULTS.md)
+LATENCY_BLOCKS = False
 
 #: a 2-D split costs its chains' steps and more parts (messages, instructions) than
 #: the model counts: it is taken only where the model finds it at most this fraction
