@@ -85,6 +85,16 @@ FOLLOWERS_IN_PLACE = True
 #: which counted BERT's whole residual adds at 1.97 MB, more than any core plans
 WHOLE_IN_PLACE = True
 
+#: a layer whose operand's pieces are all received (none is its own core's piece)
+#: holds that operand once when pieces are received in place (`group_memory`;
+#: docs/mesh.md, "Schedules", the memory model): the lowering writes each piece
+#: into the value's one buffer. True: for layers split by channels and whole
+#: layers (a channel split's whole input, e.g. ResNet-50's 1x1 downsampling conv
+#: of 2048 outputs reading 0.8 MB, which counted twice needed 32 cores for its
+#: 8.4 MB of weights); "all": row splits too; False: the first model, every
+#: received operand counted twice (resident and assembled)
+RECEIVED_ONCE: bool | str = True
+
 #: the spare cores go, one at a time, to the slowest stage that one more core makes
 #: faster (`best_pipeline`). False: the first rule, to the slowest stage only while
 #: it gains, which left 151 of 256 cores idle behind SqueezeNet's whole global pool
@@ -327,7 +337,10 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
                 res = np.where(own, src.out_bytes * fpp, band)
                 extra = np.where(own, band if (x.halo and x.by_rows) else 0.0, band)
             else:
+                own = np.zeros(N, dtype=bool)
                 res, extra = band, band
+            if RECEIVED_ONCE and not machine.concat_copy and (RECEIVED_ONCE == "all" or not x.by_rows):
+                extra = np.where(own, extra, 0.0)  # every piece received, in place: held once
             if WHOLE_IN_PLACE and not machine.concat_copy:  # a whole layer receives its operands' pieces in place
                 extra = np.where(split, extra, 0.0)
             fp = fp + res + extra
