@@ -98,7 +98,13 @@ def main() -> None:
     _, bound = bench_mesh.mac_bound(path)
     module = api.import_onnx(str(path), None, 1)
     api.run_pipeline(module, bench_mesh.GRAPH_PASSES, verify_each=False)
+    from nnx.mesh import pipeline_search
+
+    searched = []  # one search per try: a retry follows a lowered core that overflowed
+    search = pipeline_search.best_pipeline
+    pipeline_search.best_pipeline = lambda *a, **k: searched.append(1) or search(*a, **k)
     comp = compile_for_mesh(module, bench_mesh.MESH, "bisect", schedule="throughput")
+    pipeline_search.best_pipeline = search
     pipe = comp.pipeline
     assert pipe is not None, "compiled as " + comp.schedule
     group_of_op = {i: g for g, (a, b, _) in enumerate(pipe.groups) for i in range(a, b)}
@@ -119,7 +125,7 @@ def main() -> None:
     figs = {c: core_figures(st, first) for c, st in res.cores.items()}
     pi = res.cycles_per_inference
     print(f"== {name}: stream {stream}: {pi:.0f} cycles/inference = {pi / bound:.2f}x bound {bound}; "
-          f"the search's bottleneck {pipe.bottleneck:.0f}")
+          f"the search's bottleneck {pipe.bottleneck:.0f} ({len(searched)} searches)")
     for c in ("MPU", "DAU+", "active"):
         v = [f.get(c, 0.0) for f in figs.values()]
         print(f"  mean over {len(v)} cores {c} {np.mean(v):.0f} (sum / {res_cores(res)}: "

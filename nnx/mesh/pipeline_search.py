@@ -95,6 +95,19 @@ WHOLE_IN_PLACE = True
 #: received operand counted twice (resident and assembled)
 RECEIVED_ONCE: bool | str = True
 
+#: the fraction of the link time of the bytes a core receives from outside its
+#: group (a channel split's whole input, a row band, values forwarded) that the
+#: stage waits for on top of its work (`stage_time`): the lowered core receives
+#: them on a DMA queue in program order, and its first loads and the layers'
+#: sends wait behind them. On ResNet-50 the simulator's busiest cores of the
+#: channel-split groups took 1.3-1.5x the stage time the search planned for them
+#: (their 2.6 MB of inputs: 80,000 cycles over a core's ingress link) while the
+#: row-split groups waited; counted whole, the stream of 16 runs at 1.97x the MAC
+#: bound against 2.18x (bench/RESULTS.md, "ResNet-50: received inputs").
+#: 0.0: the first model, the received bytes' link time only a lower bound of the
+#: stage (overlapped with its work)
+RECEIVE_EXPOSED = 1.0
+
 #: the spare cores go, one at a time, to the slowest stage that one more core makes
 #: faster (`best_pipeline`). False: the first rule, to the slowest stage only while
 #: it gains, which left 151 of 256 cores idle behind SqueezeNet's whole global pool
@@ -253,7 +266,8 @@ def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) ->
         # its piece sent once (a multicast) to each later group's reader
         t += sum(1 for j in readers[i] if j >= b) * x.out_bytes * part_share(x, k) / machine.link_bytes_per_cycle
     passing = sum(layers[p].out_bytes for p in range(a) if readers[p] and max(readers[p]) >= b)
-    return max(t + passing / n * forward_cycles_per_byte(machine), outside / machine.link_bytes_per_cycle)
+    link = outside / machine.link_bytes_per_cycle
+    return max(t + passing / n * forward_cycles_per_byte(machine) + RECEIVE_EXPOSED * link, link)
 
 
 def forward_cycles_per_byte(machine: Machine) -> float:
@@ -283,7 +297,9 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
       this core, when the producer is in the group and cut alike: same parts,
       both by rows or both whole; else the received pieces) and, unless it is that
       piece itself, *assembled* once more (the concatenation of received pieces,
-      or of its own piece and the halo rows a window reaches beyond it: `halo`);
+      or of its own piece and the halo rows a window reaches beyond it: `halo`;
+      with pieces received in place, a channel split or whole layer holds an
+      operand made only of received pieces once: RECEIVED_ONCE);
       a channel split whose whole input twice exceeds the budget reads a band
       (the partitioner's reduction or 2-D split cuts the input), received whole
       (with `Machine.split_budget`, an input more than half of it and no output
@@ -435,7 +451,8 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
                     t = t + copy
                     outside = outside + got
             passing = sum(nb for r, nb in over if r >= i + 1)  # forwarded through [a, i + 1)
-            time[a, g] = np.maximum(t + passing * fwd, outside / machine.link_bytes_per_cycle)
+            link = outside / machine.link_bytes_per_cycle
+            time[a, g] = np.maximum(t + passing * fwd + RECEIVE_EXPOSED * link, link)
             fits[a, g] = mem[g] <= machine.budget
     return time, fits
 

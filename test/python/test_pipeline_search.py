@@ -70,11 +70,15 @@ def test_whole_layers_are_packed():
     assert pipe.groups[-1][2] == 7
 
 
-def test_received_bytes_cost_their_copy_and_inside_a_group_their_arrival():
+def test_received_bytes_cost_their_copy_and_inside_a_group_their_arrival(monkeypatch):
     """A layer split by channels gathers its whole input on every part; from inside
     its group it waits for it over a link, from the group before it arrives while
     the stage works on the input before (only its copy into the part's input
-    counts, and its link time bounds the stage); split by rows, only its band."""
+    counts, and its link time bounds the stage: the first model,
+    RECEIVE_EXPOSED = 0); split by rows, only its band."""
+    from nnx.mesh import pipeline_search
+
+    monkeypatch.setattr(pipeline_search, "RECEIVE_EXPOSED", 0.0)
     x = Layer(10_000.0, max_parts=64, by_rows=True)
     y = Layer(10_000.0, in_bytes=320_000, max_parts=64)
     y_rows = Layer(10_000.0, in_bytes=320_000, max_parts=64, by_rows=True)
@@ -91,9 +95,12 @@ def test_received_bytes_cost_their_copy_and_inside_a_group_their_arrival():
     assert [(a, b) for a, b, _ in pipe.groups] == [(0, 1), (1, 2)]
 
 
-def test_skip_connection_from_an_earlier_group_is_received_from_outside():
+def test_skip_connection_from_an_earlier_group_is_received_from_outside(monkeypatch):
     """An add reading a value two layers back: from outside its group that operand
-    bounds the stage by its link time."""
+    bounds the stage by its link time (the first model, RECEIVE_EXPOSED = 0)."""
+    from nnx.mesh import pipeline_search
+
+    monkeypatch.setattr(pipeline_search, "RECEIVE_EXPOSED", 0.0)
     layers = [Layer(1000.0, out_bytes=64_000, max_parts=8, by_rows=True),
               Layer(1000.0, in_bytes=64_000, out_bytes=64_000, max_parts=8, by_rows=True),
               Layer(100.0, in_bytes=128_000, max_parts=8, by_rows=True, joins=True,
@@ -101,6 +108,20 @@ def test_skip_connection_from_an_earlier_group_is_received_from_outside():
     one = stage_time(layers, 1, 3, 1, BIG)
     assert one == pytest.approx(max(1000 + 100 + 2 * 200 + 2 * 64_000 / 64 + 2 * 64_000 / 64, 128_000 / 32))
     assert stage_time(layers, 0, 3, 1, BIG) < one
+
+
+def test_bytes_received_from_outside_are_waited_for():
+    """RECEIVE_EXPOSED: a core waits for the bytes it receives from outside its group
+    on top of its work (the lowered core receives them in program order on a DMA
+    queue its loads share), so their link time adds to the stage's: a channel
+    split's whole input, a row split's band."""
+    y = Layer(10_000.0, in_bytes=320_000, max_parts=64)
+    y_rows = Layer(10_000.0, in_bytes=320_000, max_parts=64, by_rows=True)
+    copy = 2 * 320_000 / 64
+    assert stage_time([y], 0, 1, 16, BIG) == pytest.approx(10_000 / 16 + 200 + copy + 320_000 / 32)
+    assert stage_time([y_rows], 0, 1, 16, BIG) == pytest.approx(10_000 / 16 + 200 + copy / 16 + 320_000 / 16 / 32)
+    # more cores do not shorten a channel split's input: its stage never falls below it
+    assert stage_time([y], 0, 1, 64, BIG) > 320_000 / 32
 
 
 def test_memory_forces_cores_and_cuts():
