@@ -29,10 +29,11 @@ its k parts (`layer_parts`: at most min(n, max_parts), whole rows or channels)
 and the values produced before the group and read after it pass through it
 (`forward_skips`): each core receives, copies and sends on its 1/n of them
 (`forward_cycles_per_byte`);
-an operand from an earlier group (or a graph input) arrives while the stage works
-on the input before (double-buffered receives): it costs no waiting, but the
-bytes a core receives from outside bound the stage from below at their time over
-one link. A core holds its share of every layer's weights and the activations
+an operand from an earlier group (or a graph input) is sent while the stage works
+on the input before (double-buffered receives), but the core receives it in
+program order on a DMA queue its loads share: the bytes a core receives from
+outside add RECEIVE_EXPOSED x their time over one link to the stage, and bound it
+from below at that time (RECEIVE_EXPOSED = 0: the first model, the bound only). A core holds its share of every layer's weights and the activations
 live at once as its layers run one after another (memory reuse over time:
 `group_memory`, which follows what the lowering keeps: pieces, the bands and
 inputs it assembles, values read later in the group): a group whose cores that
