@@ -33,7 +33,8 @@ an operand from an earlier group (or a graph input) is sent while the stage work
 on the input before (double-buffered receives), but the core receives it in
 program order on a DMA queue its loads share: the bytes a core receives from
 outside add RECEIVE_EXPOSED x their time over one link to the stage, and bound it
-from below at that time (RECEIVE_EXPOSED = 0: the first model, the bound only). A core holds its share of every layer's weights and the activations
+from below at that time (RECEIVE_EXPOSED = 0: the first model, the bound only).
+A core holds its share of every layer's weights and the activations
 live at once as its layers run one after another (memory reuse over time:
 `group_memory`, which follows what the lowering keeps: pieces, the bands and
 inputs it assembles, values read later in the group): a group whose cores that
@@ -103,7 +104,7 @@ RECEIVED_ONCE: bool | str = True
 #: sends wait behind them. On ResNet-50 the simulator's busiest cores of the
 #: channel-split groups took 1.3-1.5x the stage time the search planned for them
 #: (their 2.6 MB of inputs: 80,000 cycles over a core's ingress link) while the
-#: row-split groups waited; counted whole, the stream of 16 runs at 1.97x the MAC
+#: row-split groups waited; counted whole, the stream of 16 runs at 1.99x the MAC
 #: bound against 2.18x (bench/RESULTS.md, "ResNet-50: received inputs").
 #: 0.0: the first model, the received bytes' link time only a lower bound of the
 #: stage (overlapped with its work)
