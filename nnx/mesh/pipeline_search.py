@@ -93,9 +93,10 @@ WHOLE_IN_PLACE = True
 #: into the value's one buffer. True: for layers split by channels and whole
 #: layers (a channel split's whole input, e.g. ResNet-50's 1x1 downsampling conv
 #: of 2048 outputs reading 0.8 MB, which counted twice needed 32 cores for its
-#: 8.4 MB of weights); "all": row splits too; False: the first model, every
-#: received operand counted twice (resident and assembled)
-RECEIVED_ONCE: bool | str = True
+#: 8.4 MB of weights; row splits keep the second copy: docs/mesh.md, "Schedules").
+#: False: the first model, every received operand counted twice (resident and
+#: assembled)
+RECEIVED_ONCE = True
 
 #: the fraction of the link time of the bytes a core receives from outside its
 #: group (a channel split's whole input, a row band, values forwarded) that the
@@ -357,7 +358,7 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
             else:
                 own = np.zeros(N, dtype=bool)
                 res, extra = band, band
-            if RECEIVED_ONCE and not machine.concat_copy and (RECEIVED_ONCE == "all" or not x.by_rows):
+            if RECEIVED_ONCE and not machine.concat_copy and not x.by_rows:
                 extra = np.where(own, extra, 0.0)  # every piece received, in place: held once
             if WHOLE_IN_PLACE and not machine.concat_copy:  # a whole layer receives its operands' pieces in place
                 extra = np.where(split, extra, 0.0)
