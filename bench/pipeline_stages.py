@@ -9,10 +9,14 @@ group's cores, per inference: the busiest core's busy cycles of each unit type
 cycles (the union of every unit's busy intervals: when the core did anything),
 and its span (begin to end of an inference, waits included), each the most over
 the group's cores. A stage whose active cycles exceed the search's time is
-under-counted by the model; the stream runs at the largest span.
+under-counted by the model; the stream runs at the largest span. Also printed:
+the searches the compilation ran (one per try: a retry follows a lowered core that
+overflowed) and the mean over all cores of the MPU, DMA and active cycles.
 
 Usage: .venv/bin/python bench/pipeline_stages.py MODEL [--stream N] [--set MODULE.NAME=VALUE ...]
-       (MODEL as bench/mesh.py takes it: resnet50, resnet18, light:squeezenet, ...)
+                                                 [--keep DIR]
+       (MODEL as bench/mesh.py takes it: resnet50, resnet18, light:squeezenet, ...;
+       --keep DIR: the program DIR/p.s and each core's group, DIR/groups.txt, kept)
 """
 
 from __future__ import annotations
