@@ -29,10 +29,12 @@ its k parts (`layer_parts`: at most min(n, max_parts), whole rows or channels)
 and the values produced before the group and read after it pass through it
 (`forward_skips`): each core receives, copies and sends on its 1/n of them
 (`forward_cycles_per_byte`);
-an operand from an earlier group (or a graph input) arrives while the stage works
-on the input before (double-buffered receives): it costs no waiting, but the
-bytes a core receives from outside bound the stage from below at their time over
-one link. A core holds its share of every layer's weights and the activations
+an operand from an earlier group (or a graph input) is sent while the stage works
+on the input before (double-buffered receives), but the core receives it in
+program order on a DMA queue its loads share: the bytes a core receives from
+outside add RECEIVE_EXPOSED x their time over one link to the stage, and bound it
+from below at that time (RECEIVE_EXPOSED = 0: the first model, the bound only).
+A core holds its share of every layer's weights and the activations
 live at once as its layers run one after another (memory reuse over time:
 `group_memory`, which follows what the lowering keeps: pieces, the bands and
 inputs it assembles, values read later in the group): a group whose cores that
@@ -84,6 +86,30 @@ FOLLOWERS_IN_PLACE = True
 #: twice (the model's margin: docs/mesh.md, "Schedules"). False: the first model,
 #: which counted BERT's whole residual adds at 1.97 MB, more than any core plans
 WHOLE_IN_PLACE = True
+
+#: a layer whose operand's pieces are all received (none is its own core's piece)
+#: holds that operand once when pieces are received in place (`group_memory`;
+#: docs/mesh.md, "Schedules", the memory model): the lowering writes each piece
+#: into the value's one buffer. True: for layers split by channels and whole
+#: layers (a channel split's whole input, e.g. ResNet-50's 1x1 downsampling conv
+#: of 2048 outputs reading 0.8 MB, which counted twice needed 32 cores for its
+#: 8.4 MB of weights; row splits keep the second copy: docs/mesh.md, "Schedules").
+#: False: the first model, every received operand counted twice (resident and
+#: assembled)
+RECEIVED_ONCE = True
+
+#: the fraction of the link time of the bytes a core receives from outside its
+#: group (a channel split's whole input, a row band, values forwarded) that the
+#: stage waits for on top of its work (`stage_time`): the lowered core receives
+#: them on a DMA queue in program order, and its first loads and the layers'
+#: sends wait behind them. On ResNet-50 the simulator's busiest cores of the
+#: channel-split groups took 1.3-1.5x the stage time the search planned for them
+#: (their 2.6 MB of inputs: 80,000 cycles over a core's ingress link) while the
+#: row-split groups waited; counted whole, the stream of 16 runs at 1.99x the MAC
+#: bound against 2.18x (bench/RESULTS.md, "ResNet-50: received inputs").
+#: 0.0: the first model, the received bytes' link time only a lower bound of the
+#: stage (overlapped with its work)
+RECEIVE_EXPOSED = 1.0
 
 #: the spare cores go, one at a time, to the slowest stage that one more core makes
 #: faster (`best_pipeline`). False: the first rule, to the slowest stage only while
@@ -243,7 +269,8 @@ def stage_time(layers: list[Layer], a: int, b: int, n: int, machine: Machine) ->
         # its piece sent once (a multicast) to each later group's reader
         t += sum(1 for j in readers[i] if j >= b) * x.out_bytes * part_share(x, k) / machine.link_bytes_per_cycle
     passing = sum(layers[p].out_bytes for p in range(a) if readers[p] and max(readers[p]) >= b)
-    return max(t + passing / n * forward_cycles_per_byte(machine), outside / machine.link_bytes_per_cycle)
+    link = outside / machine.link_bytes_per_cycle
+    return max(t + passing / n * forward_cycles_per_byte(machine) + RECEIVE_EXPOSED * link, link)
 
 
 def forward_cycles_per_byte(machine: Machine) -> float:
@@ -273,7 +300,9 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
       this core, when the producer is in the group and cut alike: same parts,
       both by rows or both whole; else the received pieces) and, unless it is that
       piece itself, *assembled* once more (the concatenation of received pieces,
-      or of its own piece and the halo rows a window reaches beyond it: `halo`);
+      or of its own piece and the halo rows a window reaches beyond it: `halo`;
+      with pieces received in place, a channel split or whole layer holds an
+      operand made only of received pieces once: RECEIVED_ONCE);
       a channel split whose whole input twice exceeds the budget reads a band
       (the partitioner's reduction or 2-D split cuts the input), received whole
       (with `Machine.split_budget`, an input more than half of it and no output
@@ -327,7 +356,10 @@ def group_memory(layers: list[Layer], a: int, stop: int, machine: Machine, ns: n
                 res = np.where(own, src.out_bytes * fpp, band)
                 extra = np.where(own, band if (x.halo and x.by_rows) else 0.0, band)
             else:
+                own = np.zeros(N, dtype=bool)
                 res, extra = band, band
+            if RECEIVED_ONCE and not machine.concat_copy and not x.by_rows:
+                extra = np.where(own, extra, 0.0)  # every piece received, in place: held once
             if WHOLE_IN_PLACE and not machine.concat_copy:  # a whole layer receives its operands' pieces in place
                 extra = np.where(split, extra, 0.0)
             fp = fp + res + extra
@@ -422,7 +454,8 @@ def _times(layers: list[Layer], machine: Machine) -> tuple[np.ndarray, np.ndarra
                     t = t + copy
                     outside = outside + got
             passing = sum(nb for r, nb in over if r >= i + 1)  # forwarded through [a, i + 1)
-            time[a, g] = np.maximum(t + passing * fwd, outside / machine.link_bytes_per_cycle)
+            link = outside / machine.link_bytes_per_cycle
+            time[a, g] = np.maximum(t + passing * fwd + RECEIVE_EXPOSED * link, link)
             fits[a, g] = mem[g] <= machine.budget
     return time, fits
 

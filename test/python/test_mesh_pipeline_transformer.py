@@ -28,7 +28,8 @@ SEQ, WIDTH, HEADS, FFN = 32, 64, 4, 256
 RULES = ((pipeline, "FOLLOW_AS_PARTITIONED"), (pipeline, "ROW_VIEWS_MAPPED"), (pipeline, "INPUT_AS_PARTITIONED"),
          (pipeline, "WHOLE_STAGES_BY_GROUP"), (pipeline_search, "FOLLOWERS_IN_PLACE"),
          (pipeline_search, "WHOLE_IN_PLACE"), (pipeline_search, "SPARE_TO_GAINING"),
-         (reduction_splits, "PIPELINE_BLOCK_PARTS"))
+         (reduction_splits, "PIPELINE_BLOCK_PARTS"), (pipeline_search, "RECEIVED_ONCE"),
+         (pipeline_search, "RECEIVE_EXPOSED"))
 
 
 def _encoder_block(path) -> None:

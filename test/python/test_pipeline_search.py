@@ -70,11 +70,15 @@ def test_whole_layers_are_packed():
     assert pipe.groups[-1][2] == 7
 
 
-def test_received_bytes_cost_their_copy_and_inside_a_group_their_arrival():
+def test_received_bytes_cost_their_copy_and_inside_a_group_their_arrival(monkeypatch):
     """A layer split by channels gathers its whole input on every part; from inside
     its group it waits for it over a link, from the group before it arrives while
     the stage works on the input before (only its copy into the part's input
-    counts, and its link time bounds the stage); split by rows, only its band."""
+    counts, and its link time bounds the stage: the first model,
+    RECEIVE_EXPOSED = 0); split by rows, only its band."""
+    from nnx.mesh import pipeline_search
+
+    monkeypatch.setattr(pipeline_search, "RECEIVE_EXPOSED", 0.0)
     x = Layer(10_000.0, max_parts=64, by_rows=True)
     y = Layer(10_000.0, in_bytes=320_000, max_parts=64)
     y_rows = Layer(10_000.0, in_bytes=320_000, max_parts=64, by_rows=True)
@@ -91,9 +95,12 @@ def test_received_bytes_cost_their_copy_and_inside_a_group_their_arrival():
     assert [(a, b) for a, b, _ in pipe.groups] == [(0, 1), (1, 2)]
 
 
-def test_skip_connection_from_an_earlier_group_is_received_from_outside():
+def test_skip_connection_from_an_earlier_group_is_received_from_outside(monkeypatch):
     """An add reading a value two layers back: from outside its group that operand
-    bounds the stage by its link time."""
+    bounds the stage by its link time (the first model, RECEIVE_EXPOSED = 0)."""
+    from nnx.mesh import pipeline_search
+
+    monkeypatch.setattr(pipeline_search, "RECEIVE_EXPOSED", 0.0)
     layers = [Layer(1000.0, out_bytes=64_000, max_parts=8, by_rows=True),
               Layer(1000.0, in_bytes=64_000, out_bytes=64_000, max_parts=8, by_rows=True),
               Layer(100.0, in_bytes=128_000, max_parts=8, by_rows=True, joins=True,
@@ -101,6 +108,20 @@ def test_skip_connection_from_an_earlier_group_is_received_from_outside():
     one = stage_time(layers, 1, 3, 1, BIG)
     assert one == pytest.approx(max(1000 + 100 + 2 * 200 + 2 * 64_000 / 64 + 2 * 64_000 / 64, 128_000 / 32))
     assert stage_time(layers, 0, 3, 1, BIG) < one
+
+
+def test_bytes_received_from_outside_are_waited_for():
+    """RECEIVE_EXPOSED: a core waits for the bytes it receives from outside its group
+    on top of its work (the lowered core receives them in program order on a DMA
+    queue its loads share), so their link time adds to the stage's: a channel
+    split's whole input, a row split's band."""
+    y = Layer(10_000.0, in_bytes=320_000, max_parts=64)
+    y_rows = Layer(10_000.0, in_bytes=320_000, max_parts=64, by_rows=True)
+    copy = 2 * 320_000 / 64
+    assert stage_time([y], 0, 1, 16, BIG) == pytest.approx(10_000 / 16 + 200 + copy + 320_000 / 32)
+    assert stage_time([y_rows], 0, 1, 16, BIG) == pytest.approx(10_000 / 16 + 200 + copy / 16 + 320_000 / 16 / 32)
+    # more cores do not shorten a channel split's input: its stage never falls below it
+    assert stage_time([y], 0, 1, 64, BIG) > 320_000 / 32
 
 
 def test_memory_forces_cores_and_cuts():
@@ -248,6 +269,7 @@ def test_whole_layer_receives_its_operands_once_in_place(monkeypatch):
     add = Layer(1_000.0, in_bytes=800, out_bytes=400, operands=((-1, 400), (-1, 400)))
     assert stage_bytes([add], 0, 1, 4, in_place) == 400 + 400 + 400
     monkeypatch.setattr(pipeline_search, "WHOLE_IN_PLACE", False)
+    monkeypatch.setattr(pipeline_search, "RECEIVED_ONCE", False)  # which counts it once too
     assert stage_bytes([add], 0, 1, 4, in_place) == 400 + 2 * 400 + 2 * 400
 
 
@@ -274,3 +296,20 @@ def test_large_input_of_a_channel_split_is_cut_in_2d():
         9_437_184 * 34 / 768 + 2 * 1_572_864 / 3 + 3 * 393_216 / 7)
     # on 64 an output split holds the whole input: the first rule's band stands
     assert stage_bytes([down], 0, 1, 64, cut) == stage_bytes([down], 0, 1, 64, replace(cut, split_budget=0.0))
+
+
+def test_channel_split_holds_its_received_input_once_in_place(monkeypatch):
+    """A channel split whose input's pieces are all received (from an earlier group)
+    writes them into the input's one buffer when pieces are received in place: the
+    input is held once (`RECEIVED_ONCE`); the first model counted it twice, which
+    on ResNet-50 gave a 1x1 conv of 8.4 MB weights reading 0.8 MB 32 cores."""
+    from nnx.mesh import pipeline_search
+
+    in_place = Machine(16, 1e12, 32.0, concat_copy=False)
+    conv = Layer(1e5, weight_bytes=8_000, in_bytes=800, out_bytes=400, max_parts=16, operands=((-1, 800),))
+    # 1/4 of the weights and of the result, the whole input once
+    assert stage_bytes([conv], 0, 1, 4, in_place) == 2_000 + 800 + 100
+    # with the concat copy (pieces not received in place) it is held twice
+    assert stage_bytes([conv], 0, 1, 4, BIG) == 2_000 + 2 * 800 + 100
+    monkeypatch.setattr(pipeline_search, "RECEIVED_ONCE", False)
+    assert stage_bytes([conv], 0, 1, 4, in_place) == 2_000 + 2 * 800 + 100
