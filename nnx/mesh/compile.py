@@ -212,16 +212,18 @@ def compile_for_mesh(module: ModuleOp, target: str = "mesh", placement: str = "b
             except MeshFitError:
                 pass  # no pipeline, or a core overflowed: an emptier plan may fit
     if schedule == "latency" and check == "compile":
-        from nnx.mesh.latency import LATENCY_TILES
+        from nnx.mesh.latency import LATENCY_FLOOR_MAX, LATENCY_TILES
 
         for fill in LATENCY_FILLS:
             # a tiled plan that does not fit is planned again untiled at the same fill
-            # before an emptier one (tiles replicate weights: docs/mesh.md, "Tiles")
+            # before an emptier one (tiles replicate weights: docs/mesh.md, "Tiles"),
+            # and a plan with the part floor capped, uncapped (fewer parts per core)
             for tiles in (True, False) if LATENCY_TILES else (False,):
-                try:
-                    return replace(_compile_latency(main, tgt, target, fill, tiles), schedule="latency")
-                except MeshFitError:
-                    pass  # a core overflowed: an untiled or emptier plan may fit
+                for cap in (LATENCY_FLOOR_MAX, None) if LATENCY_FLOOR_MAX is not None else (None,):
+                    try:
+                        return replace(_compile_latency(main, tgt, target, fill, tiles, cap), schedule="latency")
+                    except MeshFitError:
+                        pass  # a core overflowed: an uncapped, untiled or emptier plan may fit
     errors: list[tuple[float, MeshFitError]] = []
     for fill in MEMORY_FILLS:
         if any(f < fill and e.reason == "memory" and e.lowered for f, e in errors):
@@ -390,11 +392,13 @@ def _stage_edges(ios, piece_bytes: list[dict[str, int]]) -> dict[tuple[int, int]
     return edges
 
 
-def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float, tiles: bool = True) -> MeshCompilation:
+def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float, tiles: bool = True,
+                     floor_max: float | None = None) -> MeshCompilation:
     """The `latency` schedule (nnx/mesh/latency.py) with one planned fill: every op
     split over the cores its work can use, the parts folded onto the cores, each
     core's program lowered in graph order (`_lower_in_order`); `tiles`: convs tiled
-    where the cost model finds it faster (`latency.latency_tiles`). Raises
+    where the cost model finds it faster (`latency.latency_tiles`); `floor_max`: the
+    part floor's cap (`latency.LATENCY_FLOOR_MAX`, None: none). Raises
     MeshFitError (`lowered`) when a core's program overflows."""
     from nnx.dialects.graph import ConstantOp
     from nnx.mesh.core_memory import part_memories, replication_caps, stage_memories
@@ -404,7 +408,7 @@ def _compile_latency(main: func.FuncOp, tgt, target: str, fill: float, tiles: bo
     ncores, core_memory = width * height, tgt.mesh.core_memory_bytes
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     returned = list(main.body.block.last_op.operands)
-    share = latency_shares(ops, tgt, LATENCY_WEIGHT_FILL, tiles) if LATENCY_COST_MODEL else latency_share
+    share = latency_shares(ops, tgt, LATENCY_WEIGHT_FILL, tiles, floor_max) if LATENCY_COST_MODEL else latency_share
     if LATENCY_WEIGHT_FILL is not None and LATENCY_COST_MODEL:
         share = replication_caps(ops, share, tgt, LATENCY_WEIGHT_FILL * ncores * core_memory)
     plan = plan_partition(ops, ncores, core_memory, 1.0, fill, returned, share, windows=True)

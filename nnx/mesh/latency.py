@@ -88,7 +88,10 @@ LATENCY_PARTS_PER_CORE = 8.0
 #: 617,832 where it took 662,041, for more compile time (ResNet-50 145 s against
 #: 42 s; 104 s before the latency schedule). Its capped plan first deadlocked the
 #: BERT in the simulator: pieces passed on through views, now in order
-#: (stitch.PASS_ON_IN_ORDER; bench/RESULTS.md, "Latency schedule: the part floor capped")
+#: (stitch.PASS_ON_IN_ORDER; bench/RESULTS.md, "Latency schedule: the part floor capped").
+#: A capped plan that does not fit is planned uncapped (compile.compile_for_mesh):
+#: on 8 x 8 cores ResNet-18's floor, 14,352, capped gives 32 parts per core, which
+#: do not fit its 128 MiB
 LATENCY_FLOOR_MAX: float | None = 3600.0
 
 #: a channel split's parts each receive the whole input, over one link of
@@ -98,7 +101,8 @@ LATENCY_FLOOR_MAX: float | None = 3600.0
 LATENCY_LINK_RATIO = 4.0
 
 
-def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: bool | None = None) -> "OpShares":
+def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: bool | None = None,
+                   floor_max: float | None | str = "default") -> "OpShares":
     """The parts each op asks for under the latency schedule's cost model
     (docs/mesh.md, "Schedules"). An op's work is its one-core cycles
     (`graph_costs.op_unit_cycles`: a gemm bound by loading its weights counts those
@@ -116,7 +120,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     that the adds follow them piece by piece.
     Convs whose tile split is faster by the same model get one (`latency_tiles`),
     their replicated weights within `weight_fill` of the mesh's memory (None: no cap);
-    `tiles` False: none (None: LATENCY_TILES)."""
+    `tiles` False: none (None: LATENCY_TILES); `floor_max`: the floor's cap
+    ("default": LATENCY_FLOOR_MAX; None: no cap)."""
     from nnx.dialects.traits import Elementwise
     from nnx.graph_costs import op_unit_cycles
     from nnx.mesh.partition import OpShares, act_operands, nbytes
@@ -126,8 +131,9 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     index = {id(op): i for i, op in enumerate(ops)}
     one_core = [op_unit_cycles(target, op)[1] for op in ops]
     floor = max(LATENCY_PART_CYCLES, sum(one_core) / (n * LATENCY_PARTS_PER_CORE))
-    if LATENCY_FLOOR_MAX is not None:
-        floor = min(floor, max(LATENCY_PART_CYCLES, LATENCY_FLOOR_MAX))
+    floor_max = LATENCY_FLOOR_MAX if floor_max == "default" else floor_max
+    if floor_max is not None:
+        floor = min(floor, max(LATENCY_PART_CYCLES, float(floor_max)))
     rows, channels = [], []
     for op, cycles in zip(ops, one_core):
         received = sum(nbytes(v) for v in act_operands(op))

@@ -103,3 +103,36 @@ def test_part_floor_cap_gives_a_deep_model_more_parts(tmp_path, monkeypatch):
     assert all(b >= a for a, b in zip(old.rows, new.rows)), (old.rows, new.rows)
     convs = [i for i, op in enumerate(ops) if op.name == "graph.conv"]
     assert any(new.rows[i] > old.rows[i] for i in convs), (old.rows, new.rows)
+
+
+def test_a_capped_plan_that_does_not_fit_is_planned_uncapped(tmp_path, monkeypatch):
+    """A plan with the part floor capped has more parts per core; where its cores
+    overflow (ResNet-18 on 8 x 8 cores of 2 MiB: 32 parts per core), compile_for_mesh
+    plans the same fill and tiles uncapped before an emptier fill or `stages`.
+    Every capped attempt here is made to overflow (as a core of that ResNet-18
+    did): the next attempt is the uncapped one at the first fill, and its program
+    matches onnxruntime."""
+    import onnxruntime as ort
+
+    from nnx.mesh import compile as mesh_compile
+    from nnx.mesh.errors import MeshFitError
+
+    path = tmp_path / "wide.onnx"
+    _wide_cnn(str(path))
+    feeds = {"x": np.random.default_rng(4).standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    ref = ort.InferenceSession(str(path)).run(["y"], feeds)[0]
+    real, calls = mesh_compile._compile_latency, []
+
+    def capped_overflows(main, tgt, target, fill, tiles=True, floor_max=None):
+        calls.append((fill, tiles, floor_max))
+        if floor_max is not None:
+            raise MeshFitError("memory", "a capped core", 2, 1, None, lowered=True)
+        return real(main, tgt, target, fill, tiles, floor_max)
+
+    monkeypatch.setattr(latency, "LATENCY_FLOOR_MAX", 3600.0)
+    monkeypatch.setattr(mesh_compile, "_compile_latency", capped_overflows)
+    comp, res = _latency_run(path, feeds, tmp_path / "run")
+    assert comp.schedule == "latency"
+    first = mesh_compile.LATENCY_FILLS[0]
+    assert calls[:2] == [(first, latency.LATENCY_TILES, 3600.0), (first, latency.LATENCY_TILES, None)], calls
+    np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
