@@ -83,10 +83,11 @@ LATENCY_PARTS_PER_CORE = 8.0
 #: takes at least the floor, and a deep model pays it once per layer (ResNet-50's
 #: floor, 8,390 cycles, over its 53 convs). At 3,600 (just above ResNet-18's 3,588,
 #: whose plan and compile time stay as they were; MobileNetV2's is 842) ResNet-50
-#: runs in 9.5x its MAC bound where it took 12.0x, DenseNet-121 (light zoo) in
-#: 1,673,847 cycles where it took 1,933,960, the 2-layer BERT (floor 4,105) in
-#: 617,832 where it took 662,041, for more compile time (ResNet-50 145 s against
-#: 42 s; 104 s before the latency schedule). Its capped plan first deadlocked the
+#: runs in 9.4x its MAC bound where it took 12.0x (with LATENCY_BLOCKS off),
+#: DenseNet-121 (light zoo) in 1,776,021 cycles where it took 1,933,960, the 2-layer
+#: BERT (floor 4,105) in 617,832 where it took 662,041, for more compile time
+#: (ResNet-50 114 s on an idle machine, 117 s for 685c1ab's `stages`; 42 s
+#: uncapped). Its capped plan first deadlocked the
 #: BERT in the simulator: pieces passed on through views, now in order
 #: (stitch.PASS_ON_IN_ORDER; bench/RESULTS.md, "Latency schedule: the part floor capped").
 #: A capped plan that does not fit is planned uncapped (compile.compile_for_mesh):
