@@ -67,7 +67,10 @@ def _py(v: Any) -> Any:
     return v
 
 
-def _sym(name: str) -> str:
+def symbol_name(name: str) -> str:
+    """The assembly symbol of a graph tensor named `name` (`.input`/`.output`/
+    `.const`): characters outside [A-Za-z0-9_.-] become `_`, and a leading `_` is
+    added where the name would not start with a letter or `_`."""
     s = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
     if not s or not (s[0].isalpha() or s[0] == "_"):
         s = "_" + s
@@ -191,7 +194,7 @@ class StorageAllocator:
 
     def fresh(self, base: str) -> str:
         """A symbol name from `base` that no symbol has yet."""
-        s = _sym(base)
+        s = symbol_name(base)
         name, n = s, 1
         while name in self.names:
             name = f"{s}_{n}"

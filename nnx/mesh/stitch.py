@@ -163,11 +163,14 @@ def _positions(instrs: list[Instr]) -> list[int]:
 
 def _graph_symbol(sym, slices: dict[str, tuple[str, IOSlice]]):
     """The `.input`/`.output` symbol of a stage argument or result: a slice of a graph
-    tensor under the graph tensor's name, else the symbol unchanged."""
+    tensor under the graph tensor's symbol (`storage.symbol_name`, as a core holding
+    it whole declares it), else the symbol unchanged."""
+    from nnx.lowering.storage import symbol_name
+
     if sym.name not in slices:
         return sym
     name, sl = slices[sym.name]
-    return SlicedSymbol(name, sym.tile, sym.line, sl)
+    return SlicedSymbol(symbol_name(name), sym.tile, sym.line, sl)
 
 
 def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:

@@ -696,3 +696,37 @@ def test_latency_tiles_only_where_every_reader_reads_tiles(tmp_path, monkeypatch
     assert comp.plan.kinds[depthwise] != "whole", comp.plan.kinds
     res = _run_mesh(comp, feeds, tmp_path)
     np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
+
+
+def test_graph_tensors_with_slashes_are_sliced_under_their_symbol(tmp_path):
+    """A model whose input and output names hold '/' (as Caffe2's exports do,
+    `gpu_0/data_0`): cores that load a slice of the input or write a slice of the
+    output declare it under the same symbol as a core holding it whole
+    (`storage.symbol_name`), so the program reads back and computes
+    onnxruntime's outputs within 1e-4."""
+    import onnx
+    import onnxruntime as ort
+
+    from nnx.lowering.storage import symbol_name
+    from nnx.passes.lower_to_mesh import save_mesh_program
+
+    path = tmp_path / "slashes.onnx"
+    _row_split_cnn(str(tmp_path / "plain.onnx"))
+    m = onnx.load(str(tmp_path / "plain.onnx"))
+    renames = {m.graph.input[0].name: "gpu_0/data_0", m.graph.output[0].name: "gpu_0/softmax_1"}
+    for v in list(m.graph.input) + list(m.graph.output):
+        v.name = renames.get(v.name, v.name)
+    for node in m.graph.node:
+        node.input[:] = [renames.get(n, n) for n in node.input]
+        node.output[:] = [renames.get(n, n) for n in node.output]
+    onnx.save(m, str(path))
+    shape = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
+    feeds = {"gpu_0/data_0": np.random.default_rng(3).standard_normal(shape).astype(np.float32)}
+    ref = ort.InferenceSession(str(path)).run(None, feeds)[0]
+    comp = compile_for_mesh(_graph(path), TARGET, "bisect", schedule="latency")
+    asm = tmp_path / "prog.s"
+    save_mesh_program(comp, str(asm))
+    assert "slice=" in asm.read_text()  # some core holds a slice of a graph tensor
+    res = MeshSimulator(read_mesh_program(str(asm)), load_target(TARGET)).run(
+        {symbol_name(k): v for k, v in feeds.items()})
+    np.testing.assert_allclose(res.outputs[symbol_name("gpu_0/softmax_1")], ref, rtol=0, atol=1e-4)
