@@ -95,6 +95,29 @@ LATENCY_PARTS_PER_CORE = 8.0
 #: do not fit its 128 MiB
 LATENCY_FLOOR_MAX: float | None = 3600.0
 
+#: the part floor is at most the median one-core cycles of the graph's matrix ops
+#: (convs, gemms, matmuls) over this many parts; None: no such cap (the rule before).
+#: A model of many small layers then still cuts its typical layer: DenseNet-121's
+#: 120 convs have a median of 34,504 one-core cycles, so at the cap of 3,600 its
+#: 3 x 3 convs of block 4 ran whole on one core and the latency came to 1,776,021
+#: cycles; at 16 parts (floor 2,156) 1,431,005 (bench/RESULTS.md, "DenseNet-121: the
+#: floor under the median layer"). ResNet-18/-50, MobileNetV2, SqueezeNet and BERT
+#: keep their floors (a median of 200,712 one-core cycles on ResNet-50); Inception
+#: v1's falls from 2,954 to 2,322
+LATENCY_LAYER_PARTS: float | None = 16.0
+
+def layer_floor(matrix_cycles: list[float]) -> float:
+    """The most the part floor may be for a graph whose matrix ops (convs, gemms,
+    matmuls: `graph_costs.op_unit_cycles` on the MPU) take `matrix_cycles` one-core
+    cycles: their median over LATENCY_LAYER_PARTS, at least LATENCY_PART_CYCLES;
+    infinite when the rule is off or there is no matrix op."""
+    from statistics import median
+
+    if LATENCY_LAYER_PARTS is None or not matrix_cycles:
+        return float("inf")
+    return max(float(LATENCY_PART_CYCLES), median(matrix_cycles) / LATENCY_LAYER_PARTS)
+
+
 #: a channel split's parts each receive the whole input, over one link of
 #: `link_bytes_per_cycle` at best, whatever their number: beyond the parts whose
 #: compute is 1 / LATENCY_LINK_RATIO of that transfer, more save less than that
@@ -122,7 +145,8 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     Convs whose tile split is faster by the same model get one (`latency_tiles`),
     their replicated weights within `weight_fill` of the mesh's memory (None: no cap);
     `tiles` False: none (None: LATENCY_TILES); `floor_max`: the floor's cap
-    ("default": LATENCY_FLOOR_MAX; None: no cap)."""
+    ("default": LATENCY_FLOOR_MAX; None: no cap), with it the layers' cap
+    (`layer_floor`, LATENCY_LAYER_PARTS)."""
     from nnx.dialects.traits import Elementwise
     from nnx.graph_costs import op_unit_cycles
     from nnx.mesh.partition import OpShares, act_operands, nbytes
@@ -130,11 +154,13 @@ def latency_shares(ops: list, target, weight_fill: float | None = None, tiles: b
     n = target.mesh.width * target.mesh.height
     link = target.mesh.noc.link_bytes_per_cycle
     index = {id(op): i for i, op in enumerate(ops)}
-    one_core = [op_unit_cycles(target, op)[1] for op in ops]
+    units = [op_unit_cycles(target, op) for op in ops]
+    one_core = [c for _, c in units]
     floor = max(LATENCY_PART_CYCLES, sum(one_core) / (n * LATENCY_PARTS_PER_CORE))
     floor_max = LATENCY_FLOOR_MAX if floor_max == "default" else floor_max
     if floor_max is not None:
-        floor = min(floor, max(LATENCY_PART_CYCLES, float(floor_max)))
+        floor = min(floor, max(LATENCY_PART_CYCLES, float(floor_max)),
+                    layer_floor([c for unit, c in units if unit == "MPU"]))
     rows, channels = [], []
     for op, cycles in zip(ops, one_core):
         received = sum(nbytes(v) for v in act_operands(op))

@@ -136,3 +136,49 @@ def test_a_capped_plan_that_does_not_fit_is_planned_uncapped(tmp_path, monkeypat
     first = mesh_compile.LATENCY_FILLS[0]
     assert calls[:2] == [(first, latency.LATENCY_TILES, 3600.0), (first, latency.LATENCY_TILES, None)], calls
     np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
+
+
+def test_layer_floor_is_the_median_matrix_op_over_its_parts(monkeypatch):
+    """`layer_floor`: the median one-core cycles of the matrix ops over
+    LATENCY_LAYER_PARTS, never under the 256-cycle base floor; no cap when the rule
+    is off or the graph has no matrix op."""
+    monkeypatch.setattr(latency, "LATENCY_LAYER_PARTS", 16.0)
+    assert latency.layer_floor([64_000.0, 16_000.0, 32_000.0]) == pytest.approx(2_000.0)
+    assert latency.layer_floor([1_000.0, 3_000.0]) == pytest.approx(float(latency.LATENCY_PART_CYCLES))
+    assert latency.layer_floor([]) == float("inf")
+    monkeypatch.setattr(latency, "LATENCY_LAYER_PARTS", None)
+    assert latency.layer_floor([64_000.0]) == float("inf")
+
+
+def test_layer_floor_cuts_small_layers_and_computes_the_same(tmp_path, monkeypatch):
+    """A floor far above the model's layers (few parts per core, no fixed cap
+    binding) leaves its convs on few cores; the layers' cap (`LATENCY_LAYER_PARTS`)
+    gives them more parts, none fewer, and the program it compiles to still matches
+    onnxruntime within 1e-4."""
+    import onnxruntime as ort
+    from xdsl.dialects import func
+
+    from nnx.dialects.graph import ConstantOp
+    from nnx.mesh.compile import main_function
+    from nnx.target import load_target
+    from test_lower_to_mesh import TARGET
+
+    path = tmp_path / "wide.onnx"
+    _wide_cnn(str(path))
+    main = main_function(_graph(path))
+    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
+    monkeypatch.setattr(latency, "LATENCY_PARTS_PER_CORE", 0.25)
+    monkeypatch.setattr(latency, "LATENCY_FLOOR_MAX", 1e12)
+    shares = {}
+    for parts in (None, 64.0):
+        monkeypatch.setattr(latency, "LATENCY_LAYER_PARTS", parts)
+        shares[parts] = latency.latency_shares(ops, load_target(TARGET), tiles=False)
+    old, new = shares[None], shares[64.0]
+    assert all(b >= a for a, b in zip(old.rows, new.rows)), (old.rows, new.rows)
+    convs = [i for i, op in enumerate(ops) if op.name == "graph.conv"]
+    assert any(new.rows[i] > old.rows[i] for i in convs), (old.rows, new.rows)
+    feeds = {"x": np.random.default_rng(4).standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    ref = ort.InferenceSession(str(path)).run(["y"], feeds)[0]
+    comp, res = _latency_run(path, feeds, tmp_path / "run")
+    assert comp.schedule == "latency"
+    np.testing.assert_allclose(res.outputs["y"], ref, rtol=0, atol=1e-4)
