@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, SSAValue
 
 from nnx.dialects.traits import Elementwise
 from nnx.graph_queries import constant_op
@@ -20,11 +20,17 @@ def epilogue_chain(cx: LoweringContext, op, outs) -> list:
     it is stored (the intermediate never goes to storage): each is the only user of
     the previous result, keeps its shape and type, and its other inputs are
     constants or tensors already computed (read by broadcasting: a bias, the
-    shortcut of a residual add)."""
+    shortcut of a residual add). Lowered in op order (`cx.schedule` False: a mesh
+    core's program, whose messages keep the order of its ops), an op reading an
+    argument of the function (a received piece) is fused only where it directly
+    follows: fused from further on, its read, and the RECV placed before it, would
+    move ahead of the ops in between and their SENDs, which other cores may wait
+    on while they hold what that RECV waits for (docs/mesh.md, "Compilation")."""
     from nnx.dialects.graph import GraphOp
 
     chain = []
     v = outs[0]
+    prev = op
     while True:
         uses = list(v.uses)
         if len(uses) != 1:
@@ -50,6 +56,9 @@ def epilogue_chain(cx: LoweringContext, op, outs) -> list:
             if constant_op(x) is None and (x not in cx.store.tensors or x in cx.unfilled):
                 ok = False
                 break
+            if not cx.schedule and isinstance(x, BlockArgument) and not _follows(prev, user):
+                ok = False
+                break
             xs = tuple(x.type.get_shape())
             vs = tuple(v.type.get_shape())
             if len(xs) > len(vs) or any(a != 1 and a != b for a, b in zip(xs[::-1], vs[::-1])):
@@ -62,7 +71,18 @@ def epilogue_chain(cx: LoweringContext, op, outs) -> list:
         chain.append((user, user.ONNX_TYPE, uins, pos, attrs))
         cx.fused.add(user)
         v = uouts[0]
+        prev = user
     return chain
+
+
+def _follows(a, b) -> bool:
+    """Whether op `b` comes right after op `a` in their block, constants apart."""
+    from nnx.dialects.graph import ConstantOp
+
+    n = a.next_op
+    while isinstance(n, ConstantOp):
+        n = n.next_op
+    return n is b
 
 
 def epi_operand(cx: LoweringContext, user, j: int, x: SSAValue, op) -> Tensor:

@@ -49,3 +49,50 @@ def test_encoder_block_latency_passes_views_in_order(tmp_path, monkeypatch):
     monkeypatch.setattr(stitch, "PASS_ON_IN_ORDER", False)
     with pytest.raises(AsmError, match="deadlock"):
         run("at_the_ends")
+
+
+def _add_across_a_conv(path, adjacent: bool):
+    """x, s (1 x 8 x 8 x 8) -> y = Conv1x1(x) + s and z = Conv3x3(x): the add after
+    the 3 x 3 conv in the node order, or right after its producer (`adjacent`)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(2)
+    inits = [numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), n)
+             for n, s in (("W1", (8, 8, 1, 1)), ("W2", (8, 8, 3, 3)))]
+    c1 = helper.make_node("Conv", ["x", "W1"], ["c1"])
+    c2 = helper.make_node("Conv", ["x", "W2"], ["z"], pads=[1, 1, 1, 1])
+    add = helper.make_node("Add", ["c1", "s"], ["y"])
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 8, 8, 8]) for n in ("x", "s", "y", "z")]
+    gr = helper.make_graph([c1, add, c2] if adjacent else [c1, c2, add], "g", vi[:2], vi[2:], inits)
+    m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+@pytest.mark.parametrize("adjacent", [False, True])
+def test_in_order_lowering_fuses_a_received_operand_only_where_it_follows(adjacent, tmp_path):
+    """Lowered in op order (a mesh core's program), an elementwise op reading an
+    argument of the function (a received piece, here `s`) is fused into its
+    producer's loop only where it comes right after it: fused across the 3 x 3 conv
+    it would read `s` (and its RECV would stand) ahead of that conv, whose SENDs
+    other cores may wait on (RegNetX-400MF's latency program deadlocked so). Its
+    Add then comes after every instruction of the 3 x 3 conv, or, adjacent, before
+    them."""
+    from nnx import api
+    from nnx.ir_io import make_context
+    from nnx.passes.lower_to_chip import LowerToChipPass
+    from test_lower_to_mesh import GRAPH_PASSES, TARGET
+
+    path = tmp_path / "m.onnx"
+    _add_across_a_conv(path, adjacent)
+    mod = api.import_onnx(str(path), None, 1)
+    api.run_pipeline(mod, GRAPH_PASSES, verify_each=False)
+    prog = LowerToChipPass(target=TARGET, schedule=False).program(make_context(), mod, load_target(TARGET),
+                                                                     "core.s")
+    # (mnemonic, whether a source is a 3 x 3 kernel) of each instruction
+    mn = [(ins.mnemonic, any(t is not None and tuple(t.shape[-2:]) == (3, 3) for t in ins.srcs))
+          for ins in prog.program.instrs]
+    add_at = max(k for k, (m, _) in enumerate(mn) if m == "Add")
+    conv3 = [k for k, (m, k3) in enumerate(mn) if m == "Conv" and k3]
+    assert conv3 and (add_at < min(conv3) if adjacent else add_at > max(conv3)), mn
