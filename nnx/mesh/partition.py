@@ -460,13 +460,14 @@ def plan_partition(ops: list[Operation], ncores: int, core_memory: int, pack: fl
 
     def plan_rows(i: int, op: Operation, ax, need: int) -> bool:
         """Split op i by output rows (nnx/mesh/rows.py) when its activations outweigh
-        its weights and it must be split (memory, compute share, or a row-split
+        its weights, or under the latency schedule's shares it has no output split (a
+        grouped conv), and it must be split (memory, compute share, or a row-split
         input); False: not this way."""
         acts = act_operands(op)
         win_pos = windowed_operands(op)
         win_vals = [op.operands[k] for k in win_pos]
         w_bytes = const_bytes(op)
-        if sum(nbytes(v) for v in win_vals) < w_bytes:
+        if sum(nbytes(v) for v in win_vals) < w_bytes and (split_axis(op) or not isinstance(share, OpShares)):
             return False
         in_axis, out_axis = ROW_AXIS, ROW_AXIS
         if is_row_view(op):  # the input's row axis: its row split's, else H
