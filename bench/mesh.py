@@ -25,11 +25,12 @@ checks (|err| <= 1e-4; latency below today's cycles less the weight load; with
 the ResNets, 10x on other models).
 
 The models are exported with random weights into cache/bench-models/ on first use
-(ResNet-18 and MobileNetV2 by bench/models.py when it knows them; the BERT here, from a
-transformers BertConfig, offline).
+(ResNet-18/-50, MobileNetV2, RegNetX-400MF and SqueezeNet 1.1 by bench/models.py; the
+BERT here, from a transformers BertConfig, offline).
 
 Usage: .venv/bin/python bench/mesh.py [MODEL ...]   (resnet18 mobilenet_v2 bert2-base; also any
-       model in cache/bench-models/ such as resnet50, tv_googlenet; highres_cnn: a 2048 x 2048 CNN
+       model bench/models.py exports (resnet50, regnet_x_400mf, squeezenet1_1) or that is in
+       cache/bench-models/ such as tv_googlenet; highres_cnn: a 2048 x 2048 CNN
        of 5.3 MB weights, 0.36 G MACs; and light:NAME for the onnx
        wheel's light zoo: light:squeezenet, light:shufflenet, ...)
        --stream N                  also run N inferences back to back per schedule

@@ -137,12 +137,77 @@ def _mobilenet_v2():
     )
 
 
-_CNNS = {"resnet18": _resnet18, "resnet50": _resnet50, "mobilenet_v2": _mobilenet_v2}
+def _regnet_x_400mf():
+    """torchvision's RegNetX-400MF layout, written out here: a stride-2 3 x 3 stem to
+    32 channels, four stages of widths 32, 64, 160, 400 and depths 1, 2, 7, 12 whose
+    blocks are a 1 x 1 conv, a grouped 3 x 3 conv (groups of 16 channels; stride 2 in
+    a stage's first block) and a 1 x 1 conv, each with batch norm (relu after the
+    first two), added to the block's input (through a strided 1 x 1 conv and batch
+    norm where the shape changes) and a relu; global pool and a 1000-class
+    classifier. 0.41 G MACs, 5.2 M parameters."""
+    import torch.nn as nn
+
+    def conv_bn(cin, cout, k, stride=1, groups=1, relu=True):
+        layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+        return layers + [nn.ReLU(inplace=True)] if relu else layers
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.proj = nn.Sequential(*conv_bn(cin, cout, 1, stride, relu=False)) \
+                if stride != 1 or cin != cout else None
+            self.f = nn.Sequential(*conv_bn(cin, cout, 1), *conv_bn(cout, cout, 3, stride, cout // 16),
+                                   *conv_bn(cout, cout, 1, relu=False))
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.relu((x if self.proj is None else self.proj(x)) + self.f(x))
+
+    mods, c = conv_bn(3, 32, 3, 2), 32
+    for width, depth in ((32, 1), (64, 2), (160, 7), (400, 12)):
+        for i in range(depth):
+            mods.append(Block(c, width, 2 if i == 0 else 1))
+            c = width
+    mods += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 1000)]
+    return nn.Sequential(*mods)
+
+
+def _squeezenet1_1():
+    """torchvision's SqueezeNet 1.1 layout, written out here: a stride-2 3 x 3 conv to
+    64 channels, eight fire modules (a 1 x 1 squeeze conv, then 1 x 1 and 3 x 3 expand
+    convs concatenated, each with relu) between 3 x 3 stride-2 max pools in ceil mode,
+    and a 1 x 1 conv classifier to 1000 channels, relu, global pool. 0.35 G MACs,
+    1.2 M parameters (5 MB)."""
+    import torch
+    import torch.nn as nn
+
+    class Fire(nn.Module):
+        def __init__(self, cin, squeeze, expand):
+            super().__init__()
+            self.squeeze = nn.Sequential(nn.Conv2d(cin, squeeze, 1), nn.ReLU(inplace=True))
+            self.e1 = nn.Sequential(nn.Conv2d(squeeze, expand, 1), nn.ReLU(inplace=True))
+            self.e3 = nn.Sequential(nn.Conv2d(squeeze, expand, 3, padding=1), nn.ReLU(inplace=True))
+
+        def forward(self, x):
+            x = self.squeeze(x)
+            return torch.cat([self.e1(x), self.e3(x)], 1)
+
+    def pool():
+        return nn.MaxPool2d(3, 2, ceil_mode=True)
+
+    return nn.Sequential(nn.Conv2d(3, 64, 3, 2), nn.ReLU(inplace=True), pool(), Fire(64, 16, 64), Fire(128, 16, 64),
+                         pool(), Fire(128, 32, 128), Fire(256, 32, 128), pool(), Fire(256, 48, 192),
+                         Fire(384, 48, 192), Fire(384, 64, 256), Fire(512, 64, 256), nn.Conv2d(512, 1000, 1),
+                         nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+
+
+_CNNS = {"resnet18": _resnet18, "resnet50": _resnet50, "mobilenet_v2": _mobilenet_v2,
+         "regnet_x_400mf": _regnet_x_400mf, "squeezenet1_1": _squeezenet1_1}
 
 
 def get(name: str) -> Path:
     """Path of the ONNX export of `name` (resnet18 | resnet50 | mobilenet_v2 |
-    bert-base), generated on first use."""
+    regnet_x_400mf | squeezenet1_1 | bert-base), generated on first use."""
     import torch
 
     CACHE.mkdir(parents=True, exist_ok=True)
