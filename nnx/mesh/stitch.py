@@ -33,7 +33,10 @@ NOC_UNIT = "DAU0"
 #: order (`CoreProgram.op_positions`); False: the first rule, received at the
 #: program's start and sent at its end, which can deadlock two cores that pass
 #: pieces to each other across layers (the 2-layer BERT with the latency
-#: schedule's part floor capped, `latency.LATENCY_FLOOR_MAX`)
+#: schedule's part floor capped, `latency.LATENCY_FLOOR_MAX`). So is a received
+#: piece no instruction touches that stays on the core (a graph output made by a
+#: view of it): it went to the program's start, where torchvision's SqueezeNet 1.1
+#: exported by torch.export (its pooled logits reshaped into the output) deadlocked
 PASS_ON_IN_ORDER = True
 
 #: a RECV runs on the DMA queue (DAU) of the first instruction that touches its
@@ -212,7 +215,12 @@ def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
         if passing.passes(n) and (n not in cp.first_use or not uses):
             at = passing.receive(n, recv, min(uses.values(), default=len(body)))
         elif not uses and (n not in cp.first_use or start >= len(body)):
-            head.append(recv)
+            reader = cp.op_positions.get(n) if PASS_ON_IN_ORDER else None
+            if reader is None:
+                head.append(recv)
+            else:  # where its first reader stands (a view making a graph output of it)
+                k = reader[0]
+                before.setdefault(positions[k] if k < len(positions) else len(body), []).append(recv)
             continue
         else:
             # a piece written in place into a value no instruction reads piece by piece

@@ -96,3 +96,32 @@ def test_in_order_lowering_fuses_a_received_operand_only_where_it_follows(adjace
     add_at = max(k for k, (m, _) in enumerate(mn) if m == "Add")
     conv3 = [k for k, (m, k3) in enumerate(mn) if m == "Conv" and k3]
     assert conv3 and (add_at < min(conv3) if adjacent else add_at > max(conv3)), mn
+
+
+_UNTOUCHED = """.storage 4096
+.input a S:0x0<16xf32>
+.input b S:0x100<16xf32>
+.output y S:0x200<16xf32>
+.text
+DAU0 LOAD    N:0x0<16xf32> <- S:0x100<16xf32>
+VPU0 Relu    O:0x0<16xf32> <- N:0x0<16xf32>
+DAU0 STORE   S:0x200<16xf32> <- O:0x0<16xf32>
+"""
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_a_received_piece_no_instruction_touches_waits_for_its_reader(in_order, monkeypatch):
+    """A received piece that stays on its core untouched (a graph output that a
+    view makes of it: torchvision's SqueezeNet 1.1 exported by torch.export, whose
+    pooled logits are reshaped into the output, deadlocked with its RECV first) is
+    received where its first reader stands in the op order (`op_positions`: here
+    the third instruction), not at the program's start (`PASS_ON_IN_ORDER` False)."""
+    from nnx.sim.asm import parse_program
+    from nnx.sim.isa_mesh import RECV
+
+    monkeypatch.setattr(stitch, "PASS_ON_IN_ORDER", in_order)
+    cp = stitch.CoreProgram(parse_program(_UNTOUCHED, "core.s"), None, recv={"a": 5}, send={},
+                            op_positions={"a": (2, 1)})
+    out = [ins.mnemonic for ins in stitch.add_messages(cp).instrs]
+    assert out.count(RECV) == 1
+    assert out.index(RECV) == (2 if in_order else 0), out
