@@ -83,6 +83,13 @@ def test_part_floor_cap_gives_a_deep_model_more_parts(tmp_path, monkeypatch):
     256-cycle base, as ResNet-50's on the full mesh), the cap gives the convs more
     parts and leaves none with fewer; without it (None) the shares are the first
     rule's."""
+    _assert_more_conv_rows(*_wide_cnn_shares(tmp_path, monkeypatch, "LATENCY_FLOOR_MAX", None, 1024.0))
+
+
+def _wide_cnn_shares(tmp_path, monkeypatch, rule: str, before, after, **fixed):
+    """The ops of `_wide_cnn` and their latency shares (no tiles) on the test mesh,
+    with few parts per core (a floor far above the 256-cycle base), the rules
+    `fixed` of nnx/mesh/latency.py set, and `rule` set to `before`, then `after`."""
     from xdsl.dialects import func
 
     from nnx.dialects.graph import ConstantOp
@@ -95,11 +102,17 @@ def test_part_floor_cap_gives_a_deep_model_more_parts(tmp_path, monkeypatch):
     main = main_function(_graph(path))
     ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
     monkeypatch.setattr(latency, "LATENCY_PARTS_PER_CORE", 0.25)
-    shares = {}
-    for cap in (None, 1024.0):
-        monkeypatch.setattr(latency, "LATENCY_FLOOR_MAX", cap)
-        shares[cap] = latency.latency_shares(ops, load_target(TARGET), tiles=False)
-    old, new = shares[None], shares[1024.0]
+    for name, value in fixed.items():
+        monkeypatch.setattr(latency, name, value)
+    shares = []
+    for value in (before, after):
+        monkeypatch.setattr(latency, rule, value)
+        shares.append(latency.latency_shares(ops, load_target(TARGET), tiles=False))
+    return ops, shares[0], shares[1]
+
+
+def _assert_more_conv_rows(ops, old, new) -> None:
+    """No op has fewer row parts in `new` than in `old`, and some conv has more."""
     assert all(b >= a for a, b in zip(old.rows, new.rows)), (old.rows, new.rows)
     convs = [i for i, op in enumerate(ops) if op.name == "graph.conv"]
     assert any(new.rows[i] > old.rows[i] for i in convs), (old.rows, new.rows)
@@ -156,27 +169,10 @@ def test_layer_floor_cuts_small_layers_and_computes_the_same(tmp_path, monkeypat
     gives them more parts, none fewer, and the program it compiles to still matches
     onnxruntime within 1e-4."""
     import onnxruntime as ort
-    from xdsl.dialects import func
 
-    from nnx.dialects.graph import ConstantOp
-    from nnx.mesh.compile import main_function
-    from nnx.target import load_target
-    from test_lower_to_mesh import TARGET
-
+    _assert_more_conv_rows(*_wide_cnn_shares(tmp_path, monkeypatch, "LATENCY_LAYER_PARTS", None, 64.0,
+                                             LATENCY_FLOOR_MAX=1e12))
     path = tmp_path / "wide.onnx"
-    _wide_cnn(str(path))
-    main = main_function(_graph(path))
-    ops = [op for op in main.body.block.ops if not isinstance(op, (ConstantOp, func.ReturnOp))]
-    monkeypatch.setattr(latency, "LATENCY_PARTS_PER_CORE", 0.25)
-    monkeypatch.setattr(latency, "LATENCY_FLOOR_MAX", 1e12)
-    shares = {}
-    for parts in (None, 64.0):
-        monkeypatch.setattr(latency, "LATENCY_LAYER_PARTS", parts)
-        shares[parts] = latency.latency_shares(ops, load_target(TARGET), tiles=False)
-    old, new = shares[None], shares[64.0]
-    assert all(b >= a for a, b in zip(old.rows, new.rows)), (old.rows, new.rows)
-    convs = [i for i, op in enumerate(ops) if op.name == "graph.conv"]
-    assert any(new.rows[i] > old.rows[i] for i in convs), (old.rows, new.rows)
     feeds = {"x": np.random.default_rng(4).standard_normal((1, 3, 16, 16)).astype(np.float32)}
     ref = ort.InferenceSession(str(path)).run(["y"], feeds)[0]
     comp, res = _latency_run(path, feeds, tmp_path / "run")
