@@ -100,11 +100,12 @@ LATENCY_FLOOR_MAX: float | None = 3600.0
 #: A model of many small layers then still cuts its typical layer: DenseNet-121's
 #: 120 convs have a median of 34,504 one-core cycles, so at the cap of 3,600 its
 #: 3 x 3 convs of block 4 ran whole on one core and the latency came to 1,776,021
-#: cycles; at 16 parts (floor 2,156) 1,431,005 (bench/RESULTS.md, "DenseNet-121: the
+#: cycles; at 16 parts (floor 2,156) 1,433,465 (bench/RESULTS.md, "DenseNet-121: the
 #: floor under the median layer"). ResNet-18/-50, MobileNetV2, SqueezeNet and BERT
 #: keep their floors (a median of 200,712 one-core cycles on ResNet-50); Inception
 #: v1's falls from 2,954 to 2,322
 LATENCY_LAYER_PARTS: float | None = 16.0
+
 
 def layer_floor(matrix_cycles: list[float]) -> float:
     """The most the part floor may be for a graph whose matrix ops (convs, gemms,

@@ -3,13 +3,14 @@
 An op on rank-4 activations (NCHW images, or batch x heads x rows x columns in
 attention) -- a convolution of any group, with padding and stride; a max/average
 pool (in ceil mode: a max pool, an average pool not counting padding); batch norm;
-an elementwise op; LRN; a concat or softmax not along the rows; a batched matmul, by rows of its left operand -- can compute any band of output
-rows [lo, hi) (axis 2) from a band of input rows: for convs and pools the rows its
-kernel window covers (the *halo* above and below), with the op's top and bottom
-padding kept only where the band touches the image's edge; for the others the same
-rows. A part of a row split holds that input
-window, its output rows and the op's constants whole, so it suits ops whose
-activations are larger than their weights (the first layers of a CNN).
+an elementwise op; LRN; a concat or softmax not along the rows; a batched matmul, by
+rows of its left operand -- can compute any band of output rows [lo, hi) (axis 2)
+from a band of input rows: for convs and pools the rows its kernel window covers
+(the *halo* above and below), with the op's top and bottom padding kept only where
+the band touches the image's edge; for the others the same rows. A part of a row
+split holds that input window, its output rows and the op's constants whole, so it
+suits ops whose activations are larger than their weights (the first layers of a
+CNN).
 
 A view or data-movement op -- a reshape, flatten, squeeze or unsqueeze that keeps
 the row axis as an axis of its own (only other axes split or merged), a transpose --
