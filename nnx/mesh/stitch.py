@@ -164,6 +164,12 @@ def _positions(instrs: list[Instr]) -> list[int]:
     return [k for k, ins in enumerate(instrs) if ins.mnemonic not in ("SIGNAL", "WAIT")]
 
 
+def _body_index(positions: list[int], k: int, end: int) -> int:
+    """Where the lowering's k-th instruction stands in the body (`_positions`); `end`
+    (the body's length) for an ordinal past its last instruction."""
+    return positions[k] if k < len(positions) else end
+
+
 def _graph_symbol(sym, slices: dict[str, tuple[str, IOSlice]]):
     """The `.input`/`.output` symbol of a stage argument or result: a slice of a graph
     tensor under the graph tensor's symbol (`storage.symbol_name`, as a core holding
@@ -208,7 +214,7 @@ def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
     passing = _Passing(cp, tiles_in, tiles_out, touches, positions, len(body))
     for n, src in sorted(cp.recv.items()):
         k = cp.first_use.get(n)
-        start = 0 if k is None else positions[k] if k < len(positions) else len(body)
+        start = 0 if k is None else _body_index(positions, k, len(body))
         uses = touches.first_uses(tiles_in[n], start)
         unit = _queue(uses, first=True)
         recv = noc_instr(unit, RECV, tiles_in[n], src, n)
@@ -219,8 +225,7 @@ def add_messages(cp: CoreProgram, sends_on_writer: bool = False) -> Program:
             if reader is None:
                 head.append(recv)
             else:  # where its first reader stands (a view making a graph output of it)
-                k = reader[0]
-                before.setdefault(positions[k] if k < len(positions) else len(body), []).append(recv)
+                before.setdefault(_body_index(positions, reader[0], len(body)), []).append(recv)
             continue
         else:
             # a piece written in place into a value no instruction reads piece by piece
@@ -303,14 +308,11 @@ class _Passing:
     def passes(self, recv: str) -> bool:
         return any(self._fills(recv, m) for m in self.unwritten)
 
-    def _index(self, k: int) -> int:
-        return self.positions[k] if k < len(self.positions) else self.end
-
     def receive(self, name: str, recv: Instr, first_touch: int) -> list[Instr]:
         """Place the RECV of a piece passed on, before `first_touch` (a body index) at
         the latest; the list its SIGNALs go into."""
         pos, op = self.cp.op_positions[name]
-        where = min(self._index(pos), first_touch)
+        where = min(_body_index(self.positions, pos, self.end), first_touch)
         key = (op, 0, name)
         chunk = self.chunks.setdefault(where, {})[key] = [recv]
         self.placed[name] = (where, key, recv)
